@@ -1,0 +1,3 @@
+"""evoledger.benchmarks."""
+
+__all__: list[str] = []

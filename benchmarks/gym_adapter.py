@@ -1,0 +1,311 @@
+"""Gymnasium environments as evoledger Benchmarks.
+
+:class:`GymBenchmark` turns a gymnasium environment id plus keyword arguments (a :class:`GymTask`) into a
+Benchmark: a deterministic Episode pool, a fresh gymnasium environment per Episode seeded with the Episode's
+Host-owned seed, strict action checking (an action outside the action space raises
+:class:`~evoledger.kernel.authoring.InvalidAction`; nothing is ever clipped or repaired) and Feedback built by
+:mod:`evoledger.benchmarks.feedback_summary`.
+
+Scoring is uniform across the gymnasium Benchmarks: the score is the mean over Episodes of the Episode's return,
+where an Episode the Policy failed (exception, timeout, invalid action, ...) counts as ``failure_return`` (the
+worst return a running Policy could get, so crashing never pays) and infra faults are left out. Subclasses
+override the hooks :meth:`GymBenchmark.outcome`, :meth:`GymBenchmark.step_metrics` and
+:meth:`GymBenchmark.episode_notes` to describe what happened in Benchmark-specific words.
+
+This module has no ``BENCHMARKS``; the concrete Benchmarks live in ``classic_control`` and ``toy_text``.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+import gymnasium as gym
+import numpy as np
+from evoledger.benchmarks.feedback_summary import summarize_episodes
+from evoledger.kernel.authoring import (
+    SPLITS,
+    BenchmarkSpec,
+    EpisodeRecord,
+    EpisodeSpec,
+    Feedback,
+    InvalidAction,
+    Split,
+    Step,
+    derive_seed,
+    describe_space,
+    parameters_digest,
+)
+from evoledger.ledger.errors import ConfigError, InfraError, InputError
+from gymnasium import spaces
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "MAX_EPISODE_STEPS_LIMIT",
+    "GymBenchmark",
+    "GymConfig",
+    "GymEnvironment",
+    "GymTask",
+    "check_action",
+]
+
+MAX_EPISODE_STEPS_LIMIT: Final = 100_000
+"""The largest ``max_episode_steps`` a configuration may ask for."""
+
+
+class GymConfig(BaseModel):
+    """Configuration shared by every gymnasium Benchmark; subclasses add Benchmark-specific fields."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_episode_steps: int | None = Field(
+        default=None,
+        ge=1,
+        le=MAX_EPISODE_STEPS_LIMIT,
+        description="Truncate Episodes after this many steps (default: the Benchmark's usual limit).",
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class GymTask:
+    """Everything that defines one gymnasium Benchmark.
+
+    ``env_kwargs`` go to ``gymnasium.make``; together with ``public_parameters`` (extra public facts such as a
+    map) and the step limit they form ``spec.environment_parameters`` and therefore its digest. Everything here
+    is public: the Policy and the Agent may see it.
+    """
+
+    benchmark_id: str
+    gymnasium_id: str
+    description: str
+    primary_metric: str
+    score_rule: str
+    failure_return: float
+    max_episode_steps: int
+    env_kwargs: Mapping[str, Any] = field(default_factory=dict)
+    public_parameters: Mapping[str, Any] = field(default_factory=dict)
+    metadata: Mapping[str, Any] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.max_episode_steps <= MAX_EPISODE_STEPS_LIMIT:
+            raise ConfigError(
+                f"max_episode_steps {self.max_episode_steps} for {self.benchmark_id!r} must be between 1 and "
+                f"{MAX_EPISODE_STEPS_LIMIT}"
+            )
+        if not math.isfinite(self.failure_return):
+            raise ConfigError(f"failure_return {self.failure_return!r} for {self.benchmark_id!r} must be finite")
+
+
+def _is_integer(value: Any) -> bool:
+    if isinstance(value, bool | np.bool_):
+        return False
+    if isinstance(value, int | np.integer):
+        return True
+    return isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu"
+
+
+def check_action(space: spaces.Space[Any], action: Any) -> Any:
+    """Return ``action`` in the form the gymnasium environment expects, or raise InvalidAction.
+
+    Discrete actions must be integers (not bools, not floats) in range. Box actions may be any numeric array-like
+    (a list arrives when the action crossed a JSON channel) of exactly the space's shape, finite and within the
+    bounds; they are converted to the space's dtype but never clipped.
+    """
+    if isinstance(space, spaces.Discrete):
+        start, n = int(space.start), int(space.n)
+        if not _is_integer(action):
+            raise InvalidAction(
+                f"action {action!r} ({type(action).__name__}) is not an integer; this Benchmark's action space is "
+                f"Discrete({n}) and needs an int in [{start}, {start + n - 1}]"
+            )
+        value = int(action)
+        if not start <= value < start + n:
+            raise InvalidAction(f"action {value} is outside Discrete({n}); use an int in [{start}, {start + n - 1}]")
+        return value
+    if isinstance(space, spaces.Box):
+        try:
+            raw = np.asarray(action)
+        except (TypeError, ValueError) as exc:
+            raise InvalidAction(f"action {action!r:.80} is not a numeric array: {exc}") from None
+        if raw.dtype.kind not in "iuf":
+            raise InvalidAction(
+                f"action {action!r:.80} has element type {raw.dtype}; a Box action needs numbers, "
+                f"e.g. a list of {space.shape[0] if space.shape else 1} floats"
+            )
+        if raw.shape != space.shape:
+            raise InvalidAction(
+                f"action {action!r:.80} has shape {raw.shape}; the action space needs shape {space.shape} "
+                f"(e.g. [0.5] rather than 0.5 for shape (1,))"
+            )
+        values = raw.astype(np.float64)
+        if not np.all(np.isfinite(values)):
+            raise InvalidAction(f"action {values.tolist()!r:.80} contains NaN or infinity; actions must be finite")
+        low, high = space.low.astype(np.float64), space.high.astype(np.float64)
+        if np.any(values < low) or np.any(values > high):
+            raise InvalidAction(
+                f"action {values.tolist()!r:.120} is outside the bounds low={low.tolist()} high={high.tolist()}; "
+                "actions are never clipped, so clip in the Policy"
+            )
+        return values.astype(space.dtype)
+    if not space.contains(action):
+        raise InvalidAction(f"action {action!r:.80} is not in the action space {space}")
+    return action
+
+
+def _plain_observation(space: spaces.Space[Any], observation: Any) -> Any:
+    """Observations as the Policy receives them: int for Discrete, tuple for Tuple, numpy array for Box."""
+    if isinstance(space, spaces.Discrete):
+        return int(observation)
+    if isinstance(space, spaces.Tuple):
+        return tuple(_plain_observation(s, o) for s, o in zip(space.spaces, observation, strict=True))
+    if isinstance(space, spaces.Box):
+        return np.asarray(observation, dtype=space.dtype)
+    return observation
+
+
+class GymBenchmark:
+    """A Benchmark backed by one gymnasium environment id (see the module docstring for the score)."""
+
+    def __init__(self, task: GymTask) -> None:
+        self._task = task
+        probe = self._make_gym_env()
+        try:
+            self._observation_space: spaces.Space[Any] = probe.observation_space
+            self._action_space: spaces.Space[Any] = probe.action_space
+        finally:
+            probe.close()
+        parameters: dict[str, Any] = {
+            "gymnasium_id": task.gymnasium_id,
+            "max_episode_steps": task.max_episode_steps,
+            **dict(task.env_kwargs),
+            **dict(task.public_parameters),
+        }
+        metadata: dict[str, Any] = {
+            "source": "gymnasium",
+            "gymnasium_version": gym.__version__,
+            "score_rule": task.score_rule,
+            "failure_return": task.failure_return,
+            **dict(task.metadata),
+        }
+        self._spec = BenchmarkSpec(
+            id=task.benchmark_id,
+            description=task.description,
+            observation_space=describe_space(self._observation_space),
+            action_space=describe_space(self._action_space),
+            metadata=metadata,
+            environment_parameters=parameters,
+            max_episode_steps=task.max_episode_steps,
+            primary_metric=task.primary_metric,
+            score_direction="maximize",
+            parameters_digest=parameters_digest(parameters),
+        )
+
+    @property
+    def task(self) -> GymTask:
+        """The task definition this Benchmark was built from."""
+        return self._task
+
+    @property
+    def spec(self) -> BenchmarkSpec:
+        """The public description (spaces as JSON, parameters, score)."""
+        return self._spec
+
+    @property
+    def observation_space(self) -> spaces.Space[Any]:
+        """The gymnasium observation space handed to the Policy."""
+        return self._observation_space
+
+    @property
+    def action_space(self) -> spaces.Space[Any]:
+        """The gymnasium action space handed to the Policy."""
+        return self._action_space
+
+    def _make_gym_env(self) -> Any:
+        return gym.make(
+            self._task.gymnasium_id,
+            max_episode_steps=self._task.max_episode_steps,
+            disable_env_checker=True,
+            **dict(self._task.env_kwargs),
+        )
+
+    def episodes(self, split: Split, *, seed: int, count: int) -> list[EpisodeSpec]:
+        """``count`` Episodes of ``split``; Episode ``i`` is seeded with ``derive_seed(seed, "episode", split, i)``."""
+        if split not in SPLITS:
+            raise InputError(f"split {split!r} is not one of {list(SPLITS)}")
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise InputError(f"episode count {count!r} must be a non-negative integer")
+        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+            raise InputError(f"seed {seed!r} must be a non-negative integer")
+        return [EpisodeSpec(split=split, index=i, seed=derive_seed(seed, "episode", split, i)) for i in range(count)]
+
+    def make_environment(self, episode: EpisodeSpec) -> GymEnvironment:
+        """A fresh Environment for ``episode``."""
+        return GymEnvironment(self, episode)
+
+    def feedback(self, records: Sequence[EpisodeRecord]) -> Feedback:
+        """Score, counts, return statistics, per-Episode summaries and a trace of the first Episodes."""
+        return summarize_episodes(
+            benchmark_id=self._task.benchmark_id,
+            primary_metric=self._task.primary_metric,
+            score_rule=self._task.score_rule,
+            failure_return=self._task.failure_return,
+            records=records,
+            outcome=self.outcome,
+            notes=self.episode_notes,
+        )
+
+    # Hooks for subclasses -------------------------------------------------------------------------------------
+
+    def step_metrics(self, observation: Any, reward: float, terminated: bool, truncated: bool) -> dict[str, float]:
+        """Per-step metrics recorded in the trajectory (none by default)."""
+        return {}
+
+    def outcome(self, record: EpisodeRecord) -> str:
+        """A short label for how an Episode without a Policy failure ended."""
+        return "terminated" if record.terminated else "truncated"
+
+    def episode_notes(self, record: EpisodeRecord) -> dict[str, float]:
+        """Extra per-Episode numbers for Feedback (computed from the trajectory when present)."""
+        return {}
+
+
+class GymEnvironment:
+    """One Episode of a :class:`GymBenchmark`: a fresh gymnasium environment seeded on ``reset()``."""
+
+    def __init__(self, benchmark: GymBenchmark, episode: EpisodeSpec) -> None:
+        self._benchmark = benchmark
+        self._episode = episode
+        self._env: Any = benchmark._make_gym_env()
+        self._started = False
+        self._ended = False
+        self._closed = False
+
+    def reset(self) -> Any:
+        """Seed the gymnasium environment with the Episode's seed and return the first observation."""
+        if self._closed:
+            raise InfraError(f"reset() on a closed Environment (episode {self._episode.split}/{self._episode.index})")
+        observation, _info = self._env.reset(seed=self._episode.seed)
+        self._started, self._ended = True, False
+        return _plain_observation(self._benchmark.observation_space, observation)
+
+    def step(self, action: Any) -> Step:
+        """Apply ``action`` (checked strictly against the action space) and return the Step."""
+        if not self._started or self._ended or self._closed:
+            state = "closed" if self._closed else ("ended" if self._ended else "not reset")
+            raise InfraError(f"step() called on an Environment that is {state}; call reset() first")
+        checked = check_action(self._benchmark.action_space, action)
+        observation, reward, terminated, truncated, _info = self._env.step(checked)
+        plain = _plain_observation(self._benchmark.observation_space, observation)
+        reward_value = float(reward)
+        terminated, truncated = bool(terminated), bool(truncated)
+        self._ended = terminated or truncated
+        metrics = self._benchmark.step_metrics(plain, reward_value, terminated, truncated)
+        return Step(observation=plain, reward=reward_value, terminated=terminated, truncated=truncated, metrics=metrics)
+
+    def close(self) -> None:
+        """Close the gymnasium environment; safe to call more than once."""
+        if not self._closed:
+            self._closed = True
+            self._env.close()

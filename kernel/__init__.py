@@ -1,0 +1,3 @@
+"""evoledger.kernel."""
+
+__all__: list[str] = []

@@ -1,0 +1,57 @@
+"""Agents: the coding agents (or built-in offline agents) that evolve a Policy Program in a Run's workspace.
+
+An Agent is a separate process. :mod:`~evoledger.kernel.agents.adapters` say how to launch each CLI
+non-interactively, :class:`AgentSupervisor` runs it (minimal environment, own process group, captured output,
+deadline, stop), :func:`render_task_text` writes what it is told, and :func:`make_agent` finds adapters by name.
+"""
+
+from evoledger.kernel.agents.adapters import (
+    AGENT_SEED_ENV,
+    COMMAND_PREFIX,
+    NETWORK_ENV_VARS,
+    TASK_FILE_ENV,
+    BuiltinAgent,
+    ClaudeCodeAgent,
+    CodexAgent,
+    CommandAgent,
+    KimiCodeAgent,
+    QoderAgent,
+)
+from evoledger.kernel.agents.base import AgentCommand, AgentTask, CodingAgent
+from evoledger.kernel.agents.registry import AGENTS, agent_names, make_agent
+from evoledger.kernel.agents.supervisor import (
+    BASE_ENV_VARS,
+    HOST_ENV_PREFIX,
+    AgentExit,
+    AgentSupervisor,
+    build_agent_env,
+)
+from evoledger.kernel.agents.task_text import FINISH_POLICIES, FinishBudgetPolicy, TaskFacts, render_task_text
+
+__all__ = [
+    "AGENTS",
+    "AGENT_SEED_ENV",
+    "BASE_ENV_VARS",
+    "COMMAND_PREFIX",
+    "FINISH_POLICIES",
+    "HOST_ENV_PREFIX",
+    "NETWORK_ENV_VARS",
+    "TASK_FILE_ENV",
+    "AgentCommand",
+    "AgentExit",
+    "AgentSupervisor",
+    "AgentTask",
+    "BuiltinAgent",
+    "ClaudeCodeAgent",
+    "CodexAgent",
+    "CodingAgent",
+    "CommandAgent",
+    "FinishBudgetPolicy",
+    "KimiCodeAgent",
+    "QoderAgent",
+    "TaskFacts",
+    "agent_names",
+    "build_agent_env",
+    "make_agent",
+    "render_task_text",
+]

@@ -1,0 +1,61 @@
+"""The Benchmark protocol: what a concrete Benchmark provides to the kernel."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from evoledger.kernel.authoring.episodes import Environment, EpisodeSpec, Split
+from evoledger.kernel.authoring.feedback import EpisodeRecord, Feedback
+from evoledger.ledger.canonical import canonical_json, digest_of
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["Benchmark", "BenchmarkSpec", "ScoreDirection", "parameters_digest"]
+
+ScoreDirection = Literal["maximize", "minimize"]
+
+
+def parameters_digest(parameters: Mapping[str, Any]) -> str:
+    """The digest of a Benchmark's public parameters (canonical JSON), recorded as part of its identity."""
+    return digest_of(canonical_json(dict(parameters)))
+
+
+class BenchmarkSpec(BaseModel):
+    """A Benchmark's public identity and description. Everything here may be shown to the Agent."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    id: str
+    description: str
+    observation_space: Mapping[str, Any]
+    action_space: Mapping[str, Any]
+    metadata: Mapping[str, Any]
+    environment_parameters: Mapping[str, Any]
+    max_episode_steps: int
+    primary_metric: str
+    score_direction: ScoreDirection = "maximize"
+    parameters_digest: str
+
+
+@runtime_checkable
+class Benchmark(Protocol):
+    """A family of Episodes with a score.
+
+    ``observation_space`` / ``action_space`` are the gymnasium ``Space`` objects handed to the Policy in its
+    context; ``spec`` describes them as JSON. ``episodes()`` must be deterministic in ``(split, seed, count)``.
+    """
+
+    @property
+    def spec(self) -> BenchmarkSpec: ...
+
+    @property
+    def observation_space(self) -> Any: ...
+
+    @property
+    def action_space(self) -> Any: ...
+
+    def episodes(self, split: Split, *, seed: int, count: int) -> list[EpisodeSpec]: ...
+
+    def make_environment(self, episode: EpisodeSpec) -> Environment: ...
+
+    def feedback(self, records: Sequence[EpisodeRecord]) -> Feedback: ...

@@ -1,0 +1,72 @@
+"""Episodes as the Host plans them, and the Environment an Episode runs in."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol, runtime_checkable
+
+from evoledger.ledger.errors import EvoLedgerError
+
+__all__ = [
+    "SPLITS",
+    "Environment",
+    "EpisodeSpec",
+    "InvalidAction",
+    "Split",
+    "Step",
+]
+
+Split = Literal["train", "validation", "assessment"]
+"""Train Episodes are the Agent's experiments; validation selects a Candidate; assessment is held out."""
+
+SPLITS: tuple[Split, ...] = ("train", "validation", "assessment")
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeSpec:
+    """One planned Episode. Host-owned: its seed and scenario are never shown to the Policy or the Agent.
+
+    ``index`` is the Episode's position in its split's pool (the only thing the Agent ever sees).
+    ``scenario`` is optional JSON data a Benchmark may use to configure the Episode.
+    """
+
+    split: Split
+    index: int
+    seed: int
+    scenario: Mapping[str, Any] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Step:
+    """What :meth:`Environment.step` returns."""
+
+    observation: Any
+    reward: float
+    terminated: bool
+    truncated: bool
+    metrics: Mapping[str, float] = field(default_factory=dict)
+
+
+class InvalidAction(EvoLedgerError):
+    """Raised by an Environment to reject an action. Actions are never repaired or clipped.
+
+    The Episode ends with the Policy failure code ``invalid_action``.
+    """
+
+
+@runtime_checkable
+class Environment(Protocol):
+    """A fresh Environment per Episode. Any exception other than :class:`InvalidAction` is an infra fault."""
+
+    def reset(self) -> Any:
+        """Start the Episode and return the first observation."""
+        ...
+
+    def step(self, action: Any) -> Step:
+        """Apply ``action``; raise :class:`InvalidAction` to reject it."""
+        ...
+
+    def close(self) -> None:
+        """Release resources. Must be safe to call more than once."""
+        ...

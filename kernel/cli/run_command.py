@@ -1,0 +1,167 @@
+"""``evoledger run``: a complete Run with live progress and a summary table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import click
+from evoledger.kernel.cli.options import echo_json, parse_config_pairs
+from evoledger.kernel.execution import PolicyLimits
+from evoledger.kernel.registry import BenchmarkRef
+from evoledger.kernel.run import RunConfig, RunResult, run
+from evoledger.kernel.run.config import AgentConfig, AssessmentConfig, ValidationConfig
+from evoledger.projections.run_state import RunState
+from rich.console import Console
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+__all__ = ["print_summary", "run_command"]
+
+
+def print_summary(result: RunResult, console: Console) -> None:
+    """The end-of-Run tables: Submissions, then the verdict."""
+    table = Table(title=f"Run {result.run_dir.name}: submissions")
+    for column in ("submission", "episodes", "public score", "policy failures", "selected"):
+        table.add_column(column)
+    for s in result.submissions:
+        score = "n/a" if s["score"] is None else f"{s['score']:.3f}"
+        mark = "★" if s["submission_id"] == result.selected else ""
+        table.add_row(s["submission_id"], str(s["episodes"]), score, str(s["policy_failures"]), mark)
+    console.print(table)
+    verdict = Table(title="verdict", show_header=False)
+    verdict.add_column("what")
+    verdict.add_column("value")
+    verdict.add_row("terminal reason", result.reason)
+    verdict.add_row("selected Candidate", result.selected or "none")
+    for v in result.validation:
+        score = "n/a" if v["score"] is None else f"{v['score']:.3f}"
+        verdict.add_row(f"validation {v['submission_id']}", f"{score} ({v['policy_failures']} failures)")
+    assessed = "n/a" if result.assessment_score is None else f"{result.assessment_score:.3f}"
+    verdict.add_row("assessment score", assessed)
+    verdict.add_row("budget used", f"{result.budget_used} of {result.budget_total}")
+    console.print(verdict)
+    console.print(f"audit it: evoledger replay {result.run_dir}")
+
+
+@click.command("run")
+@click.argument("benchmark", default="cartpole")
+@click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Benchmark configuration (repeatable).")
+@click.option(
+    "--agent",
+    default="hill-climb",
+    show_default=True,
+    help="hill-climb, baseline, codex, claude-code, kimi-code, qoder, or command:...",
+)
+@click.option("--agent-model", default=None, help="Model name passed to a coding-agent CLI.")
+@click.option("--agent-arg", "agent_args", multiple=True, help="Extra argument for the agent CLI (repeatable).")
+@click.option(
+    "--program",
+    "initial_program",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    help="Initial Program directory (default: the packaged one).",
+)
+@click.option(
+    "--record-to",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Run directory (default: runs/<benchmark>-<seed>).",
+)
+@click.option("--episode-budget", default=60, show_default=True, type=click.IntRange(1))
+@click.option(
+    "--episode-pool-size", default=None, type=click.IntRange(1), help="Training pool size (default: the budget)."
+)
+@click.option("--max-submissions", default=None, type=click.IntRange(1), help="Default: the budget.")
+@click.option("--max-episodes-per-submission", default=None, type=click.IntRange(1))
+@click.option(
+    "--finish-budget-policy",
+    type=click.Choice(["allow_early", "require_budget_exhaustion"]),
+    default="allow_early",
+    show_default=True,
+)
+@click.option("--bulk-feedback-retention-bytes", default=1 << 30, show_default=True, type=click.IntRange(0))
+@click.option("--validation-episodes", default=10, show_default=True, type=click.IntRange(0))
+@click.option("--max-candidates", default=3, show_default=True, type=click.IntRange(1))
+@click.option("--assessment-episodes", default=20, show_default=True, type=click.IntRange(0))
+@click.option("--seed", default=0, show_default=True, type=click.IntRange(0))
+@click.option(
+    "--act-timeout", default=2.0, show_default=True, type=click.FloatRange(min=0.001), help="Seconds per act()."
+)
+@click.option("--episode-policy-seconds", default=600.0, show_default=True, type=click.FloatRange(min=0.001))
+@click.option("--agent-timeout", default=3600.0, show_default=True, type=click.FloatRange(min=0.001), help="Seconds.")
+@click.option("--finish-grace", default=5.0, show_default=True, type=click.FloatRange(min=0))
+@click.option("--workers", "-w", default=1, show_default=True, type=click.IntRange(1, 256))
+@click.option("--fallback", type=click.Choice(["none", "best_public"]), default="none", show_default=True)
+@click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+def run_command(**options: Any) -> None:
+    """Run an Agent against a Benchmark under an Episode budget, then validate, select and assess.
+
+    With no arguments: a complete CartPole Run with the built-in hill-climb Agent (offline, no API key).
+
+    \b
+    Examples:
+      evoledger run
+      evoledger run frozen-lake --set map_name=8x8 --agent baseline --episode-budget 40
+      evoledger run cartpole --agent claude-code --episode-budget 200 --record-to runs/cc-1
+    """
+    name = options["benchmark"]
+    config = RunConfig(
+        benchmark=BenchmarkRef(name=name, config=parse_config_pairs(options["settings"])),
+        episode_budget=options["episode_budget"],
+        episode_pool_size=options["episode_pool_size"],
+        max_submissions=options["max_submissions"],
+        max_episodes_per_submission=options["max_episodes_per_submission"],
+        finish_budget_policy=options["finish_budget_policy"],
+        bulk_feedback_retention_bytes=options["bulk_feedback_retention_bytes"],
+        validation=ValidationConfig(episodes=options["validation_episodes"], max_candidates=options["max_candidates"]),
+        assessment=AssessmentConfig(episodes=options["assessment_episodes"]),
+        seed=options["seed"],
+        limits=PolicyLimits(
+            act_timeout_seconds=options["act_timeout"], episode_policy_seconds=options["episode_policy_seconds"]
+        ),
+        agent_timeout_seconds=options["agent_timeout"],
+        finish_grace_seconds=options["finish_grace"],
+        workers=options["workers"],
+        fallback=options["fallback"],
+        agent=AgentConfig(name=options["agent"], model=options["agent_model"], args=tuple(options["agent_args"])),
+    )
+    record_to = options["record_to"] or _fresh_dir(Path("runs"), f"{name}-{options['seed']}")
+    console = Console(stderr=True)
+    as_json = options["as_json"]
+    with Progress(
+        TextColumn("[bold]budget"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TextColumn("{task.fields[info]}"),
+        TimeElapsedColumn(),
+        console=console,
+        disable=as_json or not console.is_terminal,
+    ) as progress:
+        task = progress.add_task("budget", total=config.episode_budget, info="")
+
+        def _update(state: RunState) -> None:
+            latest = state.submissions[state.submission_order[-1]] if state.submission_order else None
+            score = "" if latest is None or latest.score is None else f"latest score {latest.score:.2f}"
+            progress.update(
+                task, completed=state.charged - state.refunded, info=f"{state.submissions_used} subs {score}"
+            )
+
+        result = run(
+            config,
+            record_to=record_to,
+            initial_program=options["initial_program"],
+            on_update=_update,
+        )
+    if as_json:
+        echo_json(result.model_dump(mode="json"))
+    else:
+        print_summary(result, Console())
+
+
+def _fresh_dir(parent: Path, stem: str) -> Path:
+    """``parent/stem``, or ``parent/stem-2``, ... when taken (a default never overwrites a Run)."""
+    candidate, n = parent / stem, 1
+    while candidate.exists():
+        n += 1
+        candidate = parent / f"{stem}-{n}"
+    return candidate

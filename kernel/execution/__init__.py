@@ -1,0 +1,28 @@
+"""Policy execution: a fresh Environment and a fresh Policy process per Episode, cheaply.
+
+The coordinator (the caller) hands :class:`EpisodeTask` objects to an :class:`Executor` and receives
+:class:`EpisodeOutcome` objects in task order. :class:`LocalExecutor` runs them in pre-warmed worker
+processes; each worker's zygote forks one Policy child per Episode (never holding a Host seed), the
+worker drives the Environment, and the two exchange observations and actions over a framed socket
+(raw numpy bytes, never pickle). See ``DESIGN.md`` ("Execution").
+"""
+
+from evoledger.kernel.execution.actions import conform_action
+from evoledger.kernel.execution.context import POLICY_CONTEXT_FIELDS, PolicyContext
+from evoledger.kernel.execution.executor import Executor, LocalExecutor
+from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask, PolicyLimits
+from evoledger.kernel.execution.values import decode_wire, encode_wire, to_json_value
+
+__all__ = [
+    "POLICY_CONTEXT_FIELDS",
+    "EpisodeOutcome",
+    "EpisodeTask",
+    "Executor",
+    "LocalExecutor",
+    "PolicyContext",
+    "PolicyLimits",
+    "conform_action",
+    "decode_wire",
+    "encode_wire",
+    "to_json_value",
+]

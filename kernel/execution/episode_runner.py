@@ -1,0 +1,269 @@
+"""Run one Episode inside a worker: a fresh Environment, a fresh Policy child, and the loop between them.
+
+Who is blamed for what:
+
+* Anything raised by ``make_environment``, ``reset``, ``close``, or by ``step`` other than
+  :class:`InvalidAction`, and any malformed ``Step`` (not a Step, a non-finite reward, an observation
+  that cannot be sent or recorded) is an **infra fault** — never the Policy's. One exception to that:
+  if ``step`` crashes on an action that is *outside the action space*, the Policy sent an invalid
+  action and the Environment merely failed to say so politely; that is ``invalid_action`` (otherwise a
+  Policy could turn any bad Episode into a refunded infra fault by sending garbage).
+* :class:`InvalidAction` from ``step``: ``invalid_action``.
+* The Policy's own failures come from :mod:`evoledger.kernel.execution.policy_process`; a Policy
+  process that died without replying is ``timeout`` if it was killed for exceeding ``RLIMIT_CPU``
+  (``SIGXCPU``), else ``protocol_error``.
+
+An Environment that has not ended the Episode after the Benchmark's ``max_episode_steps`` steps is
+truncated there (as gymnasium's ``TimeLimit`` would). The Environment is created and reset *before*
+the Policy child is started, so a Benchmark fault never consumes a child: the unused child (which
+holds nothing of any Episode) serves the next Episode.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+import signal
+import sys
+import time
+import traceback
+from collections.abc import Callable, Mapping
+from typing import Any, Final, TypeVar
+
+from evoledger.kernel.authoring import Benchmark, Environment, InvalidAction, Step
+from evoledger.kernel.execution.actions import conform_action
+from evoledger.kernel.execution.capture import bound_text
+from evoledger.kernel.execution.policy_process import PolicyFailed, PolicyProcess, describe_wait_status
+from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
+from evoledger.kernel.execution.values import encode_wire, to_json_value
+from evoledger.kernel.execution.zygote import SpareChild, Zygote
+from evoledger.ledger.errors import EncodingError, EvoLedgerError
+from evoledger.ledger.trajectories import Trajectory, encode_trajectory
+
+__all__ = ["EpisodeRunner"]
+
+_T = TypeVar("_T")
+_MAX_MESSAGE_CHARS: Final = 2000
+
+
+class _InfraFault(EvoLedgerError):
+    """Internal: the Environment or Benchmark failed; ends the Episode as ``infra_fault``."""
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _in_space(space: Any, action: Any) -> bool:
+    try:
+        return bool(space.contains(action))
+    except Exception:
+        return False
+
+
+class _Episode:
+    """What one Episode accumulates."""
+
+    def __init__(self, task: EpisodeTask) -> None:
+        self.record = task.record_trajectory
+        self.observations: list[Any] = []
+        self.actions: list[Any] = []
+        self.rewards: list[float] = []
+        self.step_metrics: list[Any] = []
+        self.last_metrics: dict[str, Any] = {}
+        self.episode_return = 0.0
+        self.terminated = False
+        self.truncated = False
+        self.environment_seconds = 0.0
+
+    def environment(self, what: str, call: Callable[[], _T], *, may_reject: bool = False) -> _T:
+        """Run ``call`` as Environment time; any exception is an infra fault, except InvalidAction if ``may_reject``."""
+        began = time.perf_counter()
+        try:
+            return call()
+        except InvalidAction:
+            if may_reject:
+                raise
+            print(f"evoledger worker: {what} raised:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+            raise _InfraFault(f"{what} raised InvalidAction outside step(); only step() may reject an action") from None
+        except Exception as exc:
+            print(f"evoledger worker: {what} raised:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
+            raise _InfraFault(f"{what} raised {_describe(exc)}") from exc
+        finally:
+            self.environment_seconds += time.perf_counter() - began
+
+    def observe(self, observation: Any) -> bytes:
+        """Record ``observation`` (if recording) and return its wire encoding."""
+        try:
+            if self.record:
+                self.observations.append(to_json_value(observation))
+            return encode_wire(observation)
+        except EncodingError as exc:
+            raise _InfraFault(
+                f"the Environment produced an observation that cannot be sent or recorded: {exc}"
+            ) from None
+
+    def add_step(self, action_json: Any, step: Any) -> None:
+        if not isinstance(step, Step):
+            raise _InfraFault(f"Environment.step returned {type(step).__name__}, expected an evoledger Step")
+        reward = step.reward
+        if isinstance(reward, bool) or (not isinstance(reward, int | float) and not hasattr(reward, "__float__")):
+            raise _InfraFault(f"Environment.step returned reward {reward!r:.60}, which is not a number")
+        reward = float(reward)
+        if not math.isfinite(reward) or not math.isfinite(self.episode_return + reward):
+            raise _InfraFault(f"Environment.step returned a non-finite reward ({reward!r}) or the return overflowed")
+        if not isinstance(step.metrics, Mapping):
+            raise _InfraFault(f"Environment.step returned metrics of type {type(step.metrics).__name__}, not a mapping")
+        try:
+            metrics = to_json_value(dict(step.metrics))
+        except EncodingError as exc:
+            raise _InfraFault(f"Environment.step returned metrics that cannot be recorded: {exc}") from None
+        self.episode_return += reward
+        self.last_metrics = metrics
+        self.terminated = bool(step.terminated)
+        self.truncated = bool(step.truncated)
+        self.actions.append(action_json)
+        self.rewards.append(reward)
+        if self.record:
+            self.step_metrics.append(metrics)
+
+    @property
+    def steps(self) -> int:
+        return len(self.actions)
+
+    def trajectory(self) -> bytes | None:
+        if not self.record:
+            return None
+        return encode_trajectory(
+            Trajectory(
+                observations=self.observations,
+                actions=self.actions,
+                rewards=self.rewards,
+                terminated=self.terminated,
+                truncated=self.truncated,
+                metrics=self.step_metrics,
+            )
+        )
+
+
+class EpisodeRunner:
+    """Runs Episodes one after another for a worker; :meth:`prefork` keeps one Policy child forked ahead."""
+
+    def __init__(self, benchmark: Benchmark, zygote: Zygote) -> None:
+        self._benchmark = benchmark
+        self._action_space = benchmark.action_space
+        self._max_steps = benchmark.spec.max_episode_steps
+        self._zygote = zygote
+        self._unused: SpareChild | None = None
+
+    def warm_up(self) -> None:
+        """Fork the first Policy child and wait for it (so start-up problems surface before any task)."""
+        if self._unused is None:
+            self._unused = self._zygote.take_child()
+
+    def prefork(self) -> None:
+        """Have the next Episode's Policy child forked now (call while idle, e.g. right after an outcome is sent).
+
+        Forking between Episodes hides its latency without ever counting it as Policy time.
+        """
+        if self._unused is None and not self._zygote.child_coming:
+            self._zygote.request_child()
+
+    def _take_child(self) -> SpareChild:
+        child, self._unused = self._unused, None
+        return child if child is not None else self._zygote.take_child()
+
+    def run(self, task: EpisodeTask) -> EpisodeOutcome:
+        """Run ``task`` to its end and describe how it ended (never raises for Policy or Environment faults)."""
+        began = time.perf_counter()
+        episode = _Episode(task)
+        env: Environment | None = None
+        process: PolicyProcess | None = None
+        status, message, trace = "ok", None, None
+        try:
+            env = episode.environment(
+                "Benchmark.make_environment", lambda: self._benchmark.make_environment(task.episode)
+            )
+            wire = episode.observe(episode.environment("Environment.reset", env.reset))
+            process = PolicyProcess(self._take_child(), task.limits)
+            process.start(task.program_dir, task.policy_seed)
+            process.wait_ready()
+            self._loop(episode, env, process, wire)
+        except PolicyFailed as failure:
+            status, message, trace = failure.code, failure.message, failure.trace
+            if failure.died and process is not None:
+                wait_status = process.close(self._zygote, want_status=True)
+                status, message = self._classify_death(failure, wait_status, task)
+        except _InfraFault as fault:
+            status, message = "infra_fault", str(fault)
+        finally:
+            if process is not None:
+                process.close(self._zygote, want_status=False)
+        if env is not None:
+            try:
+                episode.environment("Environment.close", env.close)
+            except _InfraFault as fault:
+                if status == "ok":
+                    status, message = "infra_fault", str(fault)
+        trajectory = episode.trajectory()
+        return EpisodeOutcome(
+            split=task.episode.split,
+            index=task.episode.index,
+            status=status,  # type: ignore[arg-type]
+            episode_return=episode.episode_return,
+            steps=episode.steps,
+            terminated=episode.terminated,
+            truncated=episode.truncated,
+            metrics=episode.last_metrics,
+            failure_message=None if message is None else bound_text(message, _MAX_MESSAGE_CHARS),
+            traceback=trace,
+            policy_log=b"" if process is None else process.log.getvalue(),
+            trajectory=trajectory,
+            policy_seconds=0.0 if process is None else process.seconds,
+            environment_seconds=episode.environment_seconds,
+            wall_seconds=time.perf_counter() - began,
+        )
+
+    def _loop(self, episode: _Episode, env: Environment, process: PolicyProcess, wire: bytes) -> None:
+        space = self._action_space
+        max_steps = self._max_steps
+        while True:
+            action = conform_action(process.act(wire), space)
+            try:
+                action_json = to_json_value(action)
+            except EncodingError as exc:
+                raise PolicyFailed(
+                    "invalid_action", f"act() returned an action that cannot be recorded: {exc}"
+                ) from None
+            try:
+                step = episode.environment("Environment.step", lambda: env.step(action), may_reject=True)  # noqa: B023
+            except InvalidAction as exc:
+                raise PolicyFailed(
+                    "invalid_action", f"the Environment rejected the action {action!r:.200}: {exc}"
+                ) from None
+            except _InfraFault as fault:
+                if not _in_space(space, action):
+                    raise PolicyFailed(
+                        "invalid_action", f"the action {action!r:.200} is outside the action space ({fault})"
+                    ) from None
+                raise
+            episode.add_step(action_json, step)
+            wire = episode.observe(step.observation)
+            if episode.terminated or episode.truncated:
+                return
+            if episode.steps >= max_steps:
+                episode.truncated = True
+                return
+
+    @staticmethod
+    def _classify_death(failure: PolicyFailed, wait_status: int | None, task: EpisodeTask) -> tuple[str, str]:
+        words = "ended with an unknown status" if wait_status is None else describe_wait_status(wait_status)
+        if wait_status is not None and wait_status >= 0 and _signalled(wait_status, signal.SIGXCPU):
+            limit = task.limits.effective_cpu_seconds
+            return "timeout", f"the Policy process exceeded its CPU time limit of {limit} s and {words}"
+        return failure.code, f"{failure.message} (it {words})"
+
+
+def _signalled(status: int, sig: signal.Signals) -> bool:
+    return os.WIFSIGNALED(status) and os.WTERMSIG(status) == sig

@@ -1,0 +1,308 @@
+"""Executors run Episodes and hand back their outcomes in task order; the caller alone writes the ledger.
+
+:class:`Executor` is the seam a distributed backend plugs into: ``run(tasks)`` yields one
+:class:`EpisodeOutcome` per task, in task order, and ``close()`` releases everything. Outcomes depend
+only on the tasks (not on scheduling), so any backend must give byte-identical trajectories.
+
+:class:`LocalExecutor` runs Episodes on this machine with ``workers`` pre-warmed worker processes
+(fresh interpreters, pinned to CPU ``i % ncpu``), each forking a fresh Policy child per Episode from
+its zygote. A worker that dies is replaced; its in-flight Episode is reported as ``infra_fault``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import socket
+import subprocess
+import sys
+import time
+from collections import deque
+from collections.abc import Iterator, Sequence
+from types import TracebackType
+from typing import Final, Protocol, Self, runtime_checkable
+
+import orjson
+from evoledger.kernel.execution.channel import ChannelClosed, ChannelTimeout, FrameChannel
+from evoledger.kernel.execution.messages import (
+    COORDINATOR_MAX_FRAME,
+    TO_WORKER_BENCHMARK,
+    TO_WORKER_QUIT,
+    TO_WORKER_TASK,
+    WORKER_ERROR,
+    WORKER_HELLO,
+    WORKER_OUTCOME,
+    outcome_from_frame,
+    task_to_json,
+)
+from evoledger.kernel.execution.policy_process import describe_wait_status
+from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
+from evoledger.kernel.registry import BenchmarkRef
+from evoledger.ledger.errors import ConfigError, InfraError, InputError
+
+__all__ = ["Executor", "LocalExecutor"]
+
+_WORKER_ENVIRONMENT: Final = {
+    # One CPU per worker: keep numeric libraries single-threaded (also keeps Policy children small).
+    "OMP_NUM_THREADS": "1",
+    "OPENBLAS_NUM_THREADS": "1",
+    "MKL_NUM_THREADS": "1",
+    # A fixed hash seed: set/dict iteration over str in Policies and Environments replays identically.
+    "PYTHONHASHSEED": "0",
+}
+_STOP_GRACE_SECONDS: Final = 5.0
+
+
+@runtime_checkable
+class Executor(Protocol):
+    """Runs Episode tasks; yields their outcomes in task order."""
+
+    def run(self, tasks: Sequence[EpisodeTask]) -> Iterator[EpisodeOutcome]:
+        """Run ``tasks`` and yield one outcome per task, in the order of ``tasks``."""
+        ...
+
+    def close(self) -> None:
+        """Release workers and processes. Idempotent."""
+        ...
+
+    def __enter__(self) -> Self: ...
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None: ...
+
+
+class _Worker:
+    """The coordinator's handle on one worker process."""
+
+    def __init__(self, slot: int, cpu: int | None, benchmark_json: bytes) -> None:
+        self.slot = slot
+        self.cpu = cpu
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        command = [sys.executable, "-m", "evoledger.kernel.execution.worker", "--fd", str(theirs.fileno())]
+        if cpu is not None:
+            command += ["--cpu", str(cpu)]
+        try:
+            self.process = subprocess.Popen(
+                command,
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=2,  # a Benchmark's prints must never reach the caller's stdout
+                start_new_session=True,  # a terminal's Ctrl-C reaches the coordinator, which shuts workers down
+                env={**os.environ, **_WORKER_ENVIRONMENT},
+            )
+        finally:
+            theirs.close()
+        self.channel = FrameChannel(ours, max_frame=COORDINATOR_MAX_FRAME)
+        self.ready = False
+        self.dead = False
+        self.task_id: int | None = None
+        self.dispatched_at = 0.0
+        self.channel.send(TO_WORKER_BENCHMARK + benchmark_json)
+
+    @property
+    def idle(self) -> bool:
+        return self.ready and not self.dead and self.task_id is None
+
+    def exit_description(self) -> str:
+        try:
+            code = self.process.wait(timeout=_STOP_GRACE_SECONDS)
+        except subprocess.TimeoutExpired:
+            self.process.kill()
+            code = self.process.wait()
+        status = (-code) if code < 0 else (code << 8)
+        return describe_wait_status(status)
+
+    def ask_to_stop(self) -> None:
+        with contextlib.suppress(ChannelClosed):
+            self.channel.send(TO_WORKER_QUIT)
+        self.channel.close()
+
+    def wait_stopped(self, deadline: float) -> None:
+        try:
+            self.process.wait(timeout=max(0.0, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            self.process.kill()  # its zygote sees the socket close and kills the Policy children
+            self.process.wait()
+
+
+def _startup_error(worker: _Worker, frame: bytes) -> Exception:
+    try:
+        report = orjson.loads(frame[1:])
+        name, message = str(report["error"]), str(report["message"])
+    except (orjson.JSONDecodeError, KeyError, TypeError):
+        return InfraError(f"worker {worker.slot} failed to start and sent an unreadable report")
+    if name in ("UnknownNameError", "ConfigError", "InputError", "ValidationError"):
+        return ConfigError(f"the worker could not build the Benchmark: {message}")
+    return InfraError(f"worker {worker.slot} failed to start: {name}: {message}")
+
+
+class LocalExecutor:
+    """Runs Episodes in ``workers`` local worker processes (see the module docstring).
+
+    Use it as a context manager (or call :meth:`close`). ``run`` may be called many times; one run at a
+    time. Results are identical for any ``workers``: each Episode depends only on its task.
+    """
+
+    def __init__(
+        self,
+        benchmark: BenchmarkRef,
+        *,
+        workers: int = 1,
+        pin_cpus: bool = True,
+        startup_timeout: float = 120.0,
+    ) -> None:
+        if not isinstance(benchmark, BenchmarkRef):
+            raise ConfigError(f"benchmark must be a BenchmarkRef, got {type(benchmark).__name__}")
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ConfigError(f"workers must be a positive integer, got {workers!r}")
+        self._benchmark_json = benchmark.model_dump_json().encode("utf-8")
+        self._startup_timeout = startup_timeout
+        cpus = sorted(os.sched_getaffinity(0))
+        self._cpus: list[int | None] = [cpus[i % len(cpus)] if pin_cpus else None for i in range(workers)]
+        self._workers: list[_Worker] = []
+        self._next_task_id = 0
+        self._running = False
+        self._closed = False
+        try:
+            self._workers = [_Worker(slot, cpu, self._benchmark_json) for slot, cpu in enumerate(self._cpus)]
+            for worker in self._workers:
+                self._await_ready(worker)
+        except BaseException:
+            self.close()
+            raise
+
+    @property
+    def worker_pids(self) -> tuple[int, ...]:
+        """The current worker processes' pids, by slot (for diagnostics)."""
+        return tuple(w.process.pid for w in self._workers)
+
+    def _await_ready(self, worker: _Worker) -> None:
+        try:
+            frame = worker.channel.receive(self._startup_timeout)
+        except ChannelTimeout:
+            raise InfraError(f"worker {worker.slot} did not start within {self._startup_timeout:g} s") from None
+        except ChannelClosed:
+            raise InfraError(f"worker {worker.slot} {worker.exit_description()} during start-up") from None
+        self._handle_startup_frame(worker, frame)
+
+    def _handle_startup_frame(self, worker: _Worker, frame: bytes) -> None:
+        if frame and frame[0] == WORKER_HELLO:
+            worker.ready = True
+            return
+        if frame and frame[0] == WORKER_ERROR:
+            raise _startup_error(worker, frame)
+        raise InfraError(f"worker {worker.slot} sent message kind {frame[:1]!r} during start-up")
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
+
+    def close(self) -> None:
+        """Stop every worker (and with them their zygotes and Policy children). Idempotent."""
+        if self._closed:
+            return
+        self._closed = True
+        for worker in self._workers:
+            worker.ask_to_stop()
+        deadline = time.monotonic() + _STOP_GRACE_SECONDS
+        for worker in self._workers:
+            worker.wait_stopped(deadline)
+
+    def run(self, tasks: Sequence[EpisodeTask]) -> Iterator[EpisodeOutcome]:
+        """Run ``tasks``; yields their outcomes in task order. Tasks are checked before anything runs."""
+        if self._closed:
+            raise InputError("this LocalExecutor is closed; create a new one")
+        if self._running:
+            raise InputError("a run() of this LocalExecutor is still being iterated; finish or close it first")
+        checked = list(tasks)
+        for position, task in enumerate(checked):
+            if not isinstance(task, EpisodeTask):
+                raise ConfigError(f"task {position} is a {type(task).__name__}, not an EpisodeTask")
+            if not (task.program_dir / "policy.py").is_file():
+                raise ConfigError(
+                    f"task {position}: {task.program_dir} has no policy.py; materialize the Program there first"
+                )
+        self._running = True
+        return self._outcomes(checked)
+
+    def _outcomes(self, tasks: list[EpisodeTask]) -> Iterator[EpisodeOutcome]:
+        positions: dict[int, int] = {}
+        pending = deque(range(len(tasks)))
+        done: dict[int, EpisodeOutcome] = {}
+        next_position = 0
+        try:
+            while next_position < len(tasks):
+                self._dispatch(tasks, pending, positions)
+                while next_position in done:
+                    yield done.pop(next_position)
+                    next_position += 1
+                if next_position < len(tasks):
+                    self._wait(tasks, positions, done)
+        finally:
+            self._running = False
+
+    def _dispatch(self, tasks: list[EpisodeTask], pending: deque[int], positions: dict[int, int]) -> None:
+        for worker in self._workers:
+            if not pending:
+                return
+            if worker.idle:
+                position = pending.popleft()
+                task_id = self._next_task_id
+                self._next_task_id += 1
+                positions[task_id] = position
+                worker.task_id = task_id
+                worker.dispatched_at = time.perf_counter()
+                try:
+                    worker.channel.send(TO_WORKER_TASK + task_to_json(tasks[position], task_id))
+                except ChannelClosed:  # it died while idle: the task never started, so it goes back in line
+                    worker.dead = True
+                    worker.task_id = None
+                    positions.pop(task_id)
+                    pending.appendleft(position)
+
+    def _wait(self, tasks: list[EpisodeTask], positions: dict[int, int], done: dict[int, EpisodeOutcome]) -> None:
+        ready = [w for w in self._workers if w.channel.pending()]
+        if not ready:
+            readable, _, _ = select.select([w.channel.fileno() for w in self._workers], [], [])
+            ready = [w for w in self._workers if w.channel.fileno() in readable]
+        for worker in ready:
+            try:
+                frame = worker.channel.receive()
+            except ChannelClosed:
+                self._replace(worker, tasks, positions, done)
+                continue
+            if frame and frame[0] == WORKER_OUTCOME:
+                task_id, outcome = outcome_from_frame(frame)
+                worker.task_id = None
+                position = positions.pop(task_id, None)
+                if position is not None:  # else a stale outcome of an abandoned run
+                    done[position] = outcome
+            else:
+                self._handle_startup_frame(worker, frame)
+
+    def _replace(
+        self, worker: _Worker, tasks: list[EpisodeTask], positions: dict[int, int], done: dict[int, EpisodeOutcome]
+    ) -> None:
+        how = worker.exit_description()
+        worker.channel.close()
+        if not worker.ready:
+            raise InfraError(f"replacement worker {worker.slot} {how} during start-up")
+        position = positions.pop(worker.task_id, None) if worker.task_id is not None else None
+        if position is not None:
+            episode = tasks[position].episode
+            done[position] = EpisodeOutcome(
+                split=episode.split,
+                index=episode.index,
+                status="infra_fault",
+                failure_message=(
+                    f"the worker process (pid {worker.process.pid}) running this Episode {how}; it was replaced"
+                ),
+                wall_seconds=time.perf_counter() - worker.dispatched_at,
+            )
+        self._workers[worker.slot] = _Worker(worker.slot, worker.cpu, self._benchmark_json)

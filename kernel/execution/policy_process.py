@@ -1,0 +1,199 @@
+"""The worker's side of one Policy child: start it, ask it to act, time it, and tear it down.
+
+Every wait for the Policy is bounded (``act`` / ``make_policy`` timeouts, the Episode's Policy
+budget) and only that waiting is counted as Policy time. While waiting, the child's stdout/stderr
+pipe is drained into a bounded tail buffer. Anything the child sends is parsed defensively: it can
+report only Policy failure codes (never ``ok`` or ``infra_fault``), and a malformed frame is a
+``protocol_error``.
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import time
+from pathlib import Path
+from typing import Any, Final
+
+import orjson
+from evoledger.kernel.authoring import FAILURE_CODES
+from evoledger.kernel.execution.capture import TailBuffer, bound_text
+from evoledger.kernel.execution.channel import ChannelClosed, ChannelError, ChannelTimeout, FrameChannel
+from evoledger.kernel.execution.messages import (
+    CHILD_ACTION,
+    CHILD_FAILURE,
+    TO_CHILD_OBSERVATION,
+    TO_CHILD_START,
+)
+from evoledger.kernel.execution.tasks import PolicyLimits
+from evoledger.kernel.execution.values import decode_wire
+from evoledger.kernel.execution.zygote import SpareChild, Zygote, kill_process_group
+from evoledger.ledger.errors import EncodingError, EvoLedgerError
+
+__all__ = ["PolicyFailed", "PolicyProcess", "describe_wait_status"]
+
+_MAX_ACTION_FRAME: Final = 16 * 1024 * 1024
+_MAX_MESSAGE_CHARS: Final = 2000
+
+
+class PolicyFailed(EvoLedgerError):
+    """The Policy failed the Episode with ``code`` (one of the Policy failure codes)."""
+
+    def __init__(self, code: str, message: str, trace: str | None = None, *, died: bool = False) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.trace = trace
+        self.died = died
+
+
+def describe_wait_status(status: int) -> str:
+    """A wait status in words: ``exited with status 3`` / ``killed by signal SIGSEGV``."""
+    if status < 0:
+        return "ended with an unknown status"
+    if os.WIFSIGNALED(status):
+        number = os.WTERMSIG(status)
+        try:
+            name = signal.Signals(number).name
+        except ValueError:
+            name = str(number)
+        return f"was killed by signal {name}"
+    if os.WIFEXITED(status):
+        return f"exited with status {os.WEXITSTATUS(status)}"
+    return f"ended with wait status {status}"
+
+
+class PolicyProcess:
+    """One Episode's Policy child, seen from the worker."""
+
+    def __init__(self, child: SpareChild, limits: PolicyLimits) -> None:
+        self.pid = child.pid
+        self.limits = limits
+        self.log = TailBuffer(limits.log_bytes)
+        self.seconds = 0.0
+        """Wall time spent waiting for the Policy so far."""
+        self.act_seconds = 0.0
+        """The part of :attr:`seconds` spent in ``act`` calls (counted against the Episode budget)."""
+        self._log_fd = child.log_fd
+        self._channel = FrameChannel(child.channel, max_frame=_MAX_ACTION_FRAME)
+        self._channel.watch(self._log_fd, self._drain_log)
+        self._closed = False
+        self._deadline = 0.0
+
+    def _drain_log(self) -> bool:
+        return self.log.drain(self._log_fd)
+
+    def start(self, program_dir: Path, policy_seed: int) -> None:
+        """Tell the child which Program to load, its seed and its limits."""
+        limits = self.limits
+        config = {
+            "program_dir": str(program_dir),
+            "policy_seed": policy_seed,
+            "memory_bytes": limits.memory_bytes,
+            "cpu_seconds": limits.effective_cpu_seconds,
+            "traceback_chars": limits.traceback_chars,
+        }
+        self._deadline = time.perf_counter() + limits.make_policy_timeout_seconds
+        self._send(TO_CHILD_START + orjson.dumps(config), limits.make_policy_timeout_seconds, "its start", "")
+
+    def _send(self, frame: bytes, timeout: float, what: str, timeout_reason: str) -> None:
+        began = time.perf_counter()
+        try:
+            self._channel.send(frame, timeout)
+        except ChannelTimeout:
+            raise PolicyFailed("timeout", f"the Policy process did not accept {what} within {timeout_reason}") from None
+        except ChannelClosed:
+            raise PolicyFailed("protocol_error", f"the Policy process ended before {what}", died=True) from None
+        finally:
+            self.seconds += time.perf_counter() - began
+
+    def _receive(self, deadline: float, waiting_for: str, timeout_reason: str) -> bytes:
+        began = time.perf_counter()
+        try:
+            return self._channel.receive(max(0.0, deadline - began))
+        except ChannelTimeout:
+            raise PolicyFailed("timeout", f"{waiting_for} did not return within {timeout_reason}") from None
+        except ChannelClosed:
+            raise PolicyFailed(
+                "protocol_error", f"the Policy process ended during {waiting_for} without replying", died=True
+            ) from None
+        except ChannelError as exc:
+            raise PolicyFailed("protocol_error", f"the Policy process broke the channel protocol: {exc}") from None
+        finally:
+            self.seconds += time.perf_counter() - began
+
+    def _failure(self, frame: bytes) -> PolicyFailed:
+        try:
+            report = orjson.loads(frame[1:])
+            code = report["code"]
+            message = report["message"]
+            trace = report.get("traceback")
+        except (orjson.JSONDecodeError, KeyError, TypeError, AttributeError):
+            return PolicyFailed("protocol_error", "the Policy process sent a malformed failure report")
+        if code not in FAILURE_CODES or not isinstance(message, str) or not isinstance(trace, str | None):
+            return PolicyFailed(
+                "protocol_error", f"the Policy process sent an invalid failure report (code {code!r:.40})"
+            )
+        trace = None if trace is None else bound_text(trace, self.limits.traceback_chars)
+        return PolicyFailed(code, bound_text(message, _MAX_MESSAGE_CHARS), trace)
+
+    def wait_ready(self) -> None:
+        """Wait until ``make_policy`` returned (the timeout runs from :meth:`start`); raises PolicyFailed."""
+        timeout = self.limits.make_policy_timeout_seconds
+        frame = self._receive(self._deadline, "loading policy.py and make_policy(context)", f"{timeout:g} s")
+        if frame[:1] == b"R":
+            return
+        if frame and frame[0] == CHILD_FAILURE:
+            raise self._failure(frame)
+        raise PolicyFailed("protocol_error", f"the Policy process sent message kind {frame[:1]!r} instead of ready")
+
+    def act(self, observation_wire: bytes) -> Any:
+        """Send one observation (wire bytes) and return the decoded action; raises PolicyFailed."""
+        limits = self.limits
+        budget_left = limits.episode_policy_seconds - self.act_seconds
+        if budget_left <= 0:
+            raise PolicyFailed(
+                "timeout", f"the Episode's Policy time budget of {limits.episode_policy_seconds:g} s is used up"
+            )
+        if limits.act_timeout_seconds <= budget_left:
+            timeout, reason = limits.act_timeout_seconds, f"the act timeout of {limits.act_timeout_seconds:g} s"
+        else:
+            timeout = budget_left
+            reason = (
+                f"the Episode's remaining Policy time budget ({budget_left:.3f} of {limits.episode_policy_seconds:g} s)"
+            )
+        before = self.seconds
+        deadline = time.perf_counter() + timeout
+        try:
+            self._send(TO_CHILD_OBSERVATION + observation_wire, timeout, "the observation", reason)
+            frame = self._receive(deadline, "act(observation)", reason)
+        finally:
+            self.act_seconds += self.seconds - before
+        kind = frame[0] if frame else -1
+        if kind == CHILD_ACTION:
+            try:
+                return decode_wire(memoryview(frame)[1:])
+            except EncodingError as exc:
+                raise PolicyFailed("protocol_error", f"the Policy process sent an undecodable action: {exc}") from None
+        if kind == CHILD_FAILURE:
+            raise self._failure(frame)
+        raise PolicyFailed("protocol_error", f"the Policy process sent message kind {frame[:1]!r} instead of an action")
+
+    def kill(self) -> None:
+        """SIGKILL the child's whole process group (idempotent)."""
+        kill_process_group(self.pid)
+
+    def close(self, zygote: Zygote, *, want_status: bool) -> int | None:
+        """Kill the child, collect the rest of its output, free its descriptors; its wait status if asked for."""
+        if self._closed:
+            return None
+        self._closed = True
+        self.kill()
+        status = zygote.wait_status(self.pid) if want_status else None
+        self.log.drain(self._log_fd)
+        self._channel.unwatch(self._log_fd)
+        self._channel.close()
+        os.close(self._log_fd)
+        if not want_status:
+            zygote.release(self.pid)
+        return status

@@ -1,0 +1,246 @@
+"""The Policy child: load the Program, build its context, serve ``act`` over the channel.
+
+This code runs in a process forked (by the zygote, :mod:`evoledger.kernel.execution.zygote`) for
+exactly one Episode. Right after the fork it detaches: a new session and process group (so a timeout
+can kill everything the Policy started), stdin from ``/dev/null``, stdout and stderr into the capture
+pipe (so ``print()`` can never corrupt the channel), the channel moved to fd 3, and every other
+inherited descriptor closed. It then waits for the start message, applies the resource limits
+(``RLIMIT_AS``, ``RLIMIT_CPU``, no core files), seeds the process-global ``random`` and
+``numpy.random`` generators and the context's spaces from the Policy seed (so Programs that use them
+replay exactly), imports ``policy.py`` and calls ``make_policy(context)``.
+
+Failure codes the child reports itself: ``exception`` (anything raised by the Program, including
+``SystemExit``), ``memory`` (``MemoryError``), ``invalid_action`` (``act`` returned a value the wire
+cannot carry, e.g. an arbitrary object), ``protocol_error`` (no ``make_policy``, or it returned an
+object without a callable ``act``). Dying without a reply (``os._exit``, a crash) is classified by
+the worker.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib.util
+import os
+import random
+import resource
+import socket
+import sys
+import traceback
+from collections.abc import Mapping
+from pathlib import Path
+from types import TracebackType
+from typing import Any, Final, NoReturn
+
+import numpy as np
+import orjson
+from evoledger.kernel.execution.capture import bound_text
+from evoledger.kernel.execution.channel import ChannelClosed, FrameChannel
+from evoledger.kernel.execution.context import PolicyContext
+from evoledger.kernel.execution.messages import TO_CHILD_OBSERVATION, TO_CHILD_START
+from evoledger.kernel.execution.values import decode_wire, encode_wire
+from evoledger.ledger.errors import EncodingError
+
+__all__ = ["CHANNEL_FD", "PolicyTemplate", "become_policy_process"]
+
+CHANNEL_FD: Final = 3
+_THIS_FILE: Final = __file__
+_MAX_FD_FALLBACK: Final = 65536
+
+
+class PolicyTemplate:
+    """What every Policy child starts from: the Benchmark's public description (held by the zygote)."""
+
+    __slots__ = ("action_space", "environment_parameters", "metadata", "observation_space")
+
+    def __init__(
+        self,
+        observation_space: Any,
+        action_space: Any,
+        metadata: Mapping[str, Any],
+        environment_parameters: Mapping[str, Any],
+    ) -> None:
+        self.observation_space = observation_space
+        self.action_space = action_space
+        self.metadata = metadata
+        self.environment_parameters = environment_parameters
+
+
+class _PolicyFailure(Exception):
+    """Internal: end the child with a failure report."""
+
+    def __init__(self, code: str, message: str, trace: str | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.trace = trace
+
+
+def _detach(channel_fd: int, log_fd: int) -> None:
+    """Own process group; stdio onto the capture pipe; the channel on fd 3; nothing else inherited."""
+    os.setsid()
+    devnull = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(devnull, 0)
+    os.dup2(log_fd, 1)
+    os.dup2(log_fd, 2)
+    if channel_fd != CHANNEL_FD:
+        os.dup2(channel_fd, CHANNEL_FD)
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    top = soft if soft != resource.RLIM_INFINITY else _MAX_FD_FALLBACK
+    os.closerange(CHANNEL_FD + 1, max(top, CHANNEL_FD + 2))
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(line_buffering=False)
+
+
+def _flush_stdio() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):  # a Policy may have replaced or closed its streams
+            stream.flush()
+
+
+def _policy_traceback(exc: BaseException, limit: int) -> str | None:
+    """The traceback of ``exc`` without this module's frames, bounded; None if it cannot be formatted."""
+    try:
+        tb: TracebackType | None = exc.__traceback__
+        while tb is not None and tb.tb_frame.f_code.co_filename == _THIS_FILE:
+            tb = tb.tb_next
+        text = "".join(traceback.format_exception(type(exc), exc, tb))
+        return bound_text(text, limit)
+    except Exception:  # formatting itself can fail under memory pressure
+        return None
+
+
+def _describe(exc: BaseException) -> str:
+    try:
+        text = str(exc)
+    except Exception:
+        text = "<unprintable exception>"
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _failure_from(exc: BaseException, trace_limit: int) -> _PolicyFailure:
+    if isinstance(exc, _PolicyFailure):
+        return exc
+    code = "memory" if isinstance(exc, MemoryError) else "exception"
+    return _PolicyFailure(code, bound_text(_describe(exc), 2000), _policy_traceback(exc, trace_limit))
+
+
+def _lower_limit(kind: int, soft: int, hard: int) -> None:
+    """Set a resource limit, never above what the worker itself was already allowed (the caller's ulimit)."""
+    _current_soft, current_hard = resource.getrlimit(kind)
+    if current_hard != resource.RLIM_INFINITY:
+        soft, hard = min(soft, current_hard), min(hard, current_hard)
+    resource.setrlimit(kind, (soft, hard))
+
+
+def _apply_limits(memory_bytes: int | None, cpu_seconds: int) -> None:
+    _lower_limit(resource.RLIMIT_CORE, 0, 0)
+    # SIGXCPU at the soft limit (the worker reports it as a timeout), SIGKILL one second later.
+    _lower_limit(resource.RLIMIT_CPU, cpu_seconds, cpu_seconds + 1)
+    if memory_bytes is not None:
+        _lower_limit(resource.RLIMIT_AS, memory_bytes, memory_bytes)
+
+
+def _seed_everything(template: PolicyTemplate, policy_seed: int) -> None:
+    random.seed(policy_seed)
+    np.random.seed(policy_seed % 2**32)
+    for offset, space in enumerate((template.observation_space, template.action_space)):
+        seed_method = getattr(space, "seed", None)
+        if callable(seed_method):
+            with contextlib.suppress(Exception):  # an exotic Space that cannot be seeded stays unseeded
+                seed_method((policy_seed + offset + 1) % 2**63)
+
+
+def _load_policy(program_dir: Path, context: PolicyContext) -> Any:
+    entry = program_dir / "policy.py"
+    if not entry.is_file():
+        raise _PolicyFailure("protocol_error", f"the Program has no policy.py (looked in {program_dir})")
+    os.chdir(program_dir)
+    sys.path.insert(0, str(program_dir))
+    sys.dont_write_bytecode = True  # never write __pycache__ into the Program directory
+    spec = importlib.util.spec_from_file_location("policy", entry)
+    if spec is None or spec.loader is None:
+        raise _PolicyFailure("protocol_error", f"cannot load {entry} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["policy"] = module
+    spec.loader.exec_module(module)
+    make_policy = getattr(module, "make_policy", None)
+    if not callable(make_policy):
+        raise _PolicyFailure("protocol_error", "policy.py does not define a function make_policy(context)")
+    policy = make_policy(context)
+    if not callable(getattr(policy, "act", None)):
+        raise _PolicyFailure(
+            "protocol_error",
+            f"make_policy(context) returned {type(policy).__name__!s:.80}, which has no callable act(observation)",
+        )
+    return policy
+
+
+def _serve(channel: FrameChannel, template: PolicyTemplate) -> None:
+    start = channel.receive()
+    if start[:1] != TO_CHILD_START:
+        return
+    config: dict[str, Any] = orjson.loads(start[1:])
+    trace_limit = int(config["traceback_chars"])
+    policy_seed = int(config["policy_seed"])
+    try:
+        _apply_limits(config["memory_bytes"], int(config["cpu_seconds"]))
+        _seed_everything(template, policy_seed)
+        context = PolicyContext(
+            observation_space=template.observation_space,
+            action_space=template.action_space,
+            metadata=dict(template.metadata),
+            environment_parameters=dict(template.environment_parameters),
+            policy_seed=policy_seed,
+        )
+        act = _load_policy(Path(config["program_dir"]), context).act
+    except BaseException as exc:
+        _report(channel, _failure_from(exc, trace_limit))
+        return
+    _flush_stdio()
+    channel.send(b"R")
+    while True:
+        frame = channel.receive()
+        if frame[:1] != TO_CHILD_OBSERVATION:
+            return
+        try:
+            action = act(decode_wire(memoryview(frame)[1:]))
+        except BaseException as exc:
+            _report(channel, _failure_from(exc, trace_limit))
+            return
+        try:
+            payload = encode_wire(action)
+        except EncodingError as exc:
+            _report(channel, _PolicyFailure("invalid_action", f"act() returned a value that cannot be sent: {exc}"))
+            return
+        _flush_stdio()
+        channel.send(b"A" + payload)
+
+
+def _report(channel: FrameChannel, failure: _PolicyFailure) -> None:
+    _flush_stdio()
+    try:
+        payload = orjson.dumps({"code": failure.code, "message": failure.message, "traceback": failure.trace})
+    except Exception:  # e.g. a surrogate in the message
+        payload = orjson.dumps({"code": failure.code, "message": failure.message.encode("utf-8", "replace").decode()})
+    channel.send(b"E" + payload)
+
+
+def become_policy_process(channel_fd: int, log_fd: int, template: PolicyTemplate, cpu: int | None) -> NoReturn:
+    """Turn a freshly forked process into one Episode's Policy runtime; never returns."""
+    code = 0
+    try:
+        _detach(channel_fd, log_fd)
+        if cpu is not None:
+            os.sched_setaffinity(0, {cpu})
+        channel = FrameChannel(socket.socket(fileno=CHANNEL_FD))
+        _serve(channel, template)
+    except ChannelClosed:
+        code = 0
+    except BaseException:
+        code = 70
+        with contextlib.suppress(Exception):
+            traceback.print_exc()
+    _flush_stdio()
+    os._exit(code)

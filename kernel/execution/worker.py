@@ -1,0 +1,108 @@
+"""The pre-warmed worker process: the Environment side of Episodes.
+
+Started once per executor slot with a fresh interpreter (``python -m evoledger.kernel.execution.worker
+--fd N [--cpu C]``), never by forking the caller. Start-up, in this order:
+
+1. pin itself to CPU ``C`` (its Policy children inherit the pin, so every per-step exchange stays on one CPU);
+2. with numpy, gymnasium and the Policy runtime imported, fork the zygote (:mod:`~.zygote`) — before it
+   knows anything about the Benchmark or any Episode;
+3. read the BenchmarkRef from the coordinator, ``resolve_benchmark`` it, send the zygote the public
+   template (spaces, metadata, environment parameters), and have the first Policy child forked;
+4. say hello, then serve tasks one at a time until told to quit or the coordinator goes away.
+
+Only the coordinator writes any ledger; a worker only returns outcomes.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import socket
+import sys
+from collections.abc import Sequence
+
+import gymnasium  # noqa: F401  (pre-imported so every Policy child starts with it loaded)
+import numpy  # noqa: F401
+import orjson
+from evoledger.kernel.execution.channel import ChannelClosed, FrameChannel
+from evoledger.kernel.execution.episode_runner import EpisodeRunner
+from evoledger.kernel.execution.messages import (
+    COORDINATOR_MAX_FRAME,
+    TO_WORKER_BENCHMARK,
+    TO_WORKER_QUIT,
+    TO_WORKER_TASK,
+    WORKER_ERROR,
+    WORKER_HELLO,
+    outcome_to_frame,
+    task_from_json,
+)
+from evoledger.kernel.execution.zygote import Zygote
+from evoledger.kernel.registry import BenchmarkRef, resolve_benchmark
+
+__all__ = ["main"]
+
+
+def _start(channel: FrameChannel, zygote: Zygote) -> EpisodeRunner | None:
+    """Resolve the Benchmark and prepare the first Policy child; on failure tell the coordinator why."""
+    try:
+        frame = channel.receive()
+        if frame[:1] != TO_WORKER_BENCHMARK:
+            raise ValueError(f"expected the benchmark message first, got kind {frame[:1]!r}")
+        benchmark = resolve_benchmark(BenchmarkRef.model_validate_json(frame[1:]))
+        spec = benchmark.spec
+        zygote.send_template(
+            benchmark.observation_space, benchmark.action_space, spec.metadata, spec.environment_parameters
+        )
+        runner = EpisodeRunner(benchmark, zygote)
+        runner.warm_up()
+    except ChannelClosed:
+        return None
+    except Exception as exc:
+        channel.send(bytes((WORKER_ERROR,)) + orjson.dumps({"error": type(exc).__name__, "message": str(exc)}))
+        return None
+    channel.send(bytes((WORKER_HELLO,)) + orjson.dumps({"pid": os.getpid()}))
+    return runner
+
+
+def _serve(channel: FrameChannel, runner: EpisodeRunner) -> None:
+    while True:
+        try:
+            frame = channel.receive()
+        except ChannelClosed:
+            return
+        kind = frame[:1]
+        if kind == TO_WORKER_QUIT:
+            return
+        if kind != TO_WORKER_TASK:
+            raise ValueError(f"unexpected message kind {kind!r} from the coordinator")
+        task_id, task = task_from_json(frame[1:])
+        outcome = runner.run(task)
+        try:
+            channel.send(outcome_to_frame(outcome, task_id))
+        except ChannelClosed:
+            return
+        runner.prefork()  # the next Episode's child is forked while the coordinator handles this outcome
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Worker entry point (see the module docstring)."""
+    parser = argparse.ArgumentParser(prog="evoledger-worker", description="an evoledger execution worker")
+    parser.add_argument("--fd", type=int, required=True, help="the socket shared with the coordinator")
+    parser.add_argument("--cpu", type=int, default=None, help="pin the worker and its Policy children to this CPU")
+    args = parser.parse_args(argv)
+    if args.cpu is not None:
+        os.sched_setaffinity(0, {args.cpu})
+    zygote = Zygote.fork(args.cpu, close_in_zygote=(args.fd,))
+    channel = FrameChannel(socket.socket(fileno=args.fd), max_frame=COORDINATOR_MAX_FRAME)
+    try:
+        runner = _start(channel, zygote)
+        if runner is not None:
+            _serve(channel, runner)
+    finally:
+        zygote.close()
+        channel.close()
+    sys.exit(0)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,258 @@
+"""The zygote: a clean, pre-warmed process that forks one Policy child per Episode.
+
+A worker forks its zygote right after start-up, once numpy, gymnasium and the Policy runtime are
+imported but *before* it has resolved the Benchmark or received any task. The zygote therefore never
+holds a Host seed, a scenario, a pool index or an Environment: it holds only the Benchmark's public
+description (the spaces, metadata and environment parameters, sent once by the worker). Every
+Policy child is forked from the zygote, so a Policy can never find Host-private data in its memory —
+not this Episode's, not any earlier Episode's — and forking is cheap because the image is small and
+frozen (``gc.freeze``) before the first fork.
+
+The worker talks to the zygote over a ``SOCK_SEQPACKET`` pair (one message per request)::
+
+    worker -> zygote   I/J  the pickled template, in chunks (J is the last); pickled by the worker, which is ours
+                       F    fork a child; carries the child's channel and log-pipe descriptors (SCM_RIGHTS)
+                       W    pid: report that child's exit status (after the worker killed it); replies S
+                       K    pid: release that child (the worker killed it and needs no status)
+    zygote -> worker   P    pid of a new child
+                       S    pid, wait status
+
+Children are reaped only once the worker has released or waited for them, so a pid the worker holds
+can never be reused under it. When the worker goes away (end of file), the zygote kills every child's
+process group and exits.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import os
+import pickle
+import signal
+import socket
+import struct
+import sys
+from collections import deque
+from typing import Any, Final
+
+from evoledger.kernel.execution.policy_runtime import PolicyTemplate, become_policy_process
+from evoledger.ledger.errors import InfraError
+
+__all__ = ["SpareChild", "Zygote", "kill_process_group"]
+
+_PID: Final = struct.Struct("<q")
+_STATUS: Final = struct.Struct("<qq")
+_CHUNK: Final = 60 * 1024
+_RECV: Final = _CHUNK + 64
+
+
+def _flush_stdio() -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+
+
+def _kill_group(pid: int) -> None:
+    """SIGKILL the process group led by ``pid`` (and ``pid`` itself, in case it has not called setsid yet)."""
+    for kill in (os.killpg, os.kill):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            kill(pid, signal.SIGKILL)
+
+
+class SpareChild:
+    """A forked Policy child waiting for its start message: the worker's ends of its channel and log pipe."""
+
+    __slots__ = ("channel", "log_fd", "pid")
+
+    def __init__(self, pid: int, channel: socket.socket, log_fd: int) -> None:
+        self.pid = pid
+        self.channel = channel
+        self.log_fd = log_fd
+
+
+def _zygote_loop(sock: socket.socket, cpu: int | None) -> None:
+    chunks: list[bytes] = []
+    template: PolicyTemplate | None = None
+    live: set[int] = set()
+    released: set[int] = set()
+    try:
+        while True:
+            for pid in list(released):
+                with contextlib.suppress(ChildProcessError):
+                    done, _status = os.waitpid(pid, os.WNOHANG)
+                    if done == 0:
+                        continue
+                released.discard(pid)
+                live.discard(pid)
+            try:
+                message, fds, _flags, _addr = socket.recv_fds(sock, _RECV, 4)
+            except ConnectionResetError:  # the worker went away with a request unread
+                return
+            if not message:
+                return
+            kind, body = message[:1], message[1:]
+            if kind in (b"I", b"J"):
+                chunks.append(body)
+                if kind == b"J":
+                    fields: tuple[Any, Any, Any, Any] = pickle.loads(b"".join(chunks))
+                    template = PolicyTemplate(*fields)
+                    chunks.clear()
+                    gc.collect()
+                    gc.freeze()
+            elif kind == b"F":
+                if template is None or len(fds) != 2:
+                    for fd in fds:
+                        os.close(fd)
+                    raise InfraError("the zygote was asked to fork before it received its template")
+                _flush_stdio()
+                pid = os.fork()
+                if pid == 0:
+                    sock.detach()
+                    become_policy_process(fds[0], fds[1], template, cpu)
+                for fd in fds:
+                    os.close(fd)
+                live.add(pid)
+                sock.send(b"P" + _PID.pack(pid))
+            elif kind == b"W":
+                (pid,) = _PID.unpack(body)
+                status = -1
+                if pid in live:
+                    with contextlib.suppress(ChildProcessError):
+                        _done, status = os.waitpid(pid, 0)
+                    live.discard(pid)
+                sock.send(b"S" + _STATUS.pack(pid, status))
+            elif kind == b"K":
+                (pid,) = _PID.unpack(body)
+                if pid in live:
+                    released.add(pid)
+    finally:
+        for pid in live:
+            _kill_group(pid)
+
+
+class Zygote:
+    """The worker's handle on its zygote process."""
+
+    def __init__(self, pid: int, sock: socket.socket) -> None:
+        self.pid = pid
+        self._sock = sock
+        self._pending: deque[tuple[socket.socket, int]] = deque()
+        self._spares: deque[SpareChild] = deque()
+
+    @classmethod
+    def fork(cls, cpu: int | None, close_in_zygote: tuple[int, ...] = ()) -> Zygote:
+        """Fork the zygote from the current (single-threaded) process; ``close_in_zygote`` are fds it must drop."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        _flush_stdio()
+        pid = os.fork()
+        if pid == 0:  # the zygote
+            code = 0
+            try:
+                ours.close()
+                for fd in close_in_zygote:
+                    with contextlib.suppress(OSError):
+                        os.close(fd)
+                signal.signal(signal.SIGINT, signal.SIG_IGN)
+                _zygote_loop(theirs, cpu)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the worker went away mid-request: a normal way to end
+            except BaseException as exc:
+                code = 70
+                with contextlib.suppress(Exception):
+                    print(f"evoledger zygote failed: {exc!r}", file=sys.stderr)
+            _flush_stdio()
+            os._exit(code)
+        theirs.close()
+        return cls(pid, ours)
+
+    def _send(self, message: bytes, fds: tuple[int, ...] = ()) -> None:
+        try:
+            if fds:
+                socket.send_fds(self._sock, [message], list(fds))
+            else:
+                self._sock.send(message)
+        except OSError as exc:
+            raise InfraError(f"the zygote (pid {self.pid}) is gone: {exc}") from None
+
+    def _read_one(self) -> tuple[bytes, bytes]:
+        message = self._sock.recv(64)
+        if not message:
+            raise InfraError(f"the zygote (pid {self.pid}) exited unexpectedly")
+        kind, body = message[:1], message[1:]
+        if kind == b"P":
+            (pid,) = _PID.unpack(body)
+            channel, log_fd = self._pending.popleft()
+            self._spares.append(SpareChild(pid, channel, log_fd))
+        return kind, body
+
+    def send_template(self, observation_space: Any, action_space: Any, metadata: Any, parameters: Any) -> None:
+        """Give the zygote the Benchmark's public description (once, before the first fork)."""
+        data = pickle.dumps((observation_space, action_space, dict(metadata), dict(parameters)))
+        chunks = [data[i : i + _CHUNK] for i in range(0, len(data), _CHUNK)] or [b""]
+        for i, chunk in enumerate(chunks):
+            self._send((b"J" if i == len(chunks) - 1 else b"I") + chunk)
+
+    def request_child(self) -> None:
+        """Ask for a new Policy child; it is collected later by :meth:`take_child` (fork latency hidden)."""
+        parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        log_read, log_write = os.pipe()
+        try:
+            self._send(b"F", (child_end.fileno(), log_write))
+        except BaseException:
+            parent_end.close()
+            os.close(log_read)
+            raise
+        finally:
+            child_end.close()
+            os.close(log_write)
+        os.set_blocking(log_read, False)
+        self._pending.append((parent_end, log_read))
+
+    @property
+    def child_coming(self) -> bool:
+        """Whether a child has been requested or forked and not yet taken."""
+        return bool(self._pending or self._spares)
+
+    def take_child(self) -> SpareChild:
+        """The oldest requested child (requesting one first if none is on the way)."""
+        if not self._spares and not self._pending:
+            self.request_child()
+        while not self._spares:
+            self._read_one()
+        return self._spares.popleft()
+
+    def wait_status(self, pid: int) -> int:
+        """The wait status of child ``pid``, which the caller has already killed."""
+        self._send(b"W" + _PID.pack(pid))
+        while True:
+            kind, body = self._read_one()
+            if kind == b"S":
+                got, status = _STATUS.unpack(body)
+                if got == pid:
+                    return int(status)
+
+    def release(self, pid: int) -> None:
+        """Let the zygote reap child ``pid`` (already killed) without reporting its status."""
+        self._send(b"K" + _PID.pack(pid))
+
+    def close(self) -> None:
+        """Kill spare children, close the socket (the zygote kills the rest and exits) and reap the zygote."""
+        for spare in self._spares:
+            _kill_group(spare.pid)
+            spare.channel.close()
+            with contextlib.suppress(OSError):
+                os.close(spare.log_fd)
+        self._spares.clear()
+        for channel, log_fd in self._pending:
+            channel.close()
+            with contextlib.suppress(OSError):
+                os.close(log_fd)
+        self._pending.clear()
+        self._sock.close()
+        with contextlib.suppress(ChildProcessError):
+            os.waitpid(self.pid, 0)
+
+
+def kill_process_group(pid: int) -> None:
+    """SIGKILL a Policy child's whole process group."""
+    _kill_group(pid)

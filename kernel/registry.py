@@ -1,0 +1,127 @@
+"""Registries of things loaded by name: Benchmarks (and later exporters and agents).
+
+The kernel never imports a concrete Benchmark statically. A Benchmark module in the
+``evoledger.benchmarks`` package declares a module-level ``BENCHMARKS`` mapping of names to factories
+(``factory(**config) -> Benchmark``); adding a Benchmark is adding one module. Third-party packages
+add theirs through the ``evoledger.benchmarks`` entry-point group (``name = "pkg.module:factory"``).
+Anywhere a name is accepted, an import string ``"pkg.module:factory"`` is accepted too, which is how
+tests register ad-hoc Benchmarks without touching the package.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from collections.abc import Callable, Mapping
+from importlib import metadata
+from typing import Any
+
+from evoledger.kernel.authoring import Benchmark
+from evoledger.ledger.errors import ConfigError, InputError, UnknownNameError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = ["BenchmarkRef", "BenchmarkRegistry", "default_registry", "load_object", "resolve_benchmark"]
+
+BenchmarkFactory = Callable[..., Benchmark]
+
+
+def load_object(import_string: str) -> Any:
+    """Import ``"package.module:attribute"`` and return the attribute."""
+    module_name, sep, attr = import_string.partition(":")
+    if not sep or not module_name or not attr:
+        raise InputError(f"import string {import_string!r} must look like 'package.module:attribute'")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as exc:
+        raise InputError(f"cannot import {module_name!r} from {import_string!r}: {exc}") from exc
+    try:
+        obj = module
+        for part in attr.split("."):
+            obj = getattr(obj, part)
+    except AttributeError:
+        raise InputError(f"module {module_name!r} has no attribute {attr!r} (from {import_string!r})") from None
+    return obj
+
+
+class BenchmarkRef(BaseModel):
+    """How to rebuild a Benchmark in any process: a registry name (or import string) and its config."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str
+    config: dict[str, Any] = Field(default_factory=dict)
+
+
+class BenchmarkRegistry:
+    """Benchmarks by name, discovered lazily from packages and entry points on first use."""
+
+    def __init__(
+        self,
+        packages: tuple[str, ...] = ("evoledger.benchmarks",),
+        entry_point_group: str | None = "evoledger.benchmarks",
+    ) -> None:
+        self._packages = packages
+        self._group = entry_point_group
+        self._factories: dict[str, BenchmarkFactory | str] | None = None
+
+    def _discover(self) -> dict[str, BenchmarkFactory | str]:
+        if self._factories is not None:
+            return self._factories
+        found: dict[str, BenchmarkFactory | str] = {}
+        for package_name in self._packages:
+            package = importlib.import_module(package_name)
+            for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
+                if info.name.startswith("_"):
+                    continue
+                module = importlib.import_module(f"{package_name}.{info.name}")
+                declared: Mapping[str, BenchmarkFactory] = getattr(module, "BENCHMARKS", {})
+                for name, factory in declared.items():
+                    if name in found:
+                        raise ConfigError(f"benchmark name {name!r} is registered twice (second in {module.__name__})")
+                    found[name] = factory
+        if self._group:
+            for ep in metadata.entry_points(group=self._group):
+                found.setdefault(ep.name, ep.value)
+        self._factories = found
+        return found
+
+    def names(self) -> list[str]:
+        """All registered names, sorted."""
+        return sorted(self._discover())
+
+    def factory(self, name: str) -> BenchmarkFactory:
+        """The factory registered under ``name`` (or named by an import string)."""
+        if ":" in name:
+            return load_object(name)  # type: ignore[no-any-return]
+        factories = self._discover()
+        if name not in factories:
+            raise UnknownNameError("benchmark", name, factories)
+        entry = factories[name]
+        if isinstance(entry, str):
+            entry = load_object(entry)
+            factories[name] = entry
+        return entry
+
+    def make(self, name: str, config: Mapping[str, Any] | None = None) -> Benchmark:
+        """Build the Benchmark ``name`` with ``config`` (a mapping of its typed configuration fields)."""
+        factory = self.factory(name)
+        try:
+            benchmark = factory(**dict(config or {}))
+        except (TypeError, ValidationError) as exc:
+            raise ConfigError(f"invalid configuration {dict(config or {})!r} for benchmark {name!r}: {exc}") from exc
+        if not isinstance(benchmark, Benchmark):
+            raise ConfigError(f"factory for {name!r} returned {type(benchmark).__name__}, which is not a Benchmark")
+        return benchmark
+
+
+_DEFAULT = BenchmarkRegistry()
+
+
+def default_registry() -> BenchmarkRegistry:
+    """The process-wide registry of packaged and installed Benchmarks."""
+    return _DEFAULT
+
+
+def resolve_benchmark(ref: BenchmarkRef, registry: BenchmarkRegistry | None = None) -> Benchmark:
+    """Build the Benchmark a :class:`BenchmarkRef` names."""
+    return (registry or _DEFAULT).make(ref.name, ref.config)

@@ -1,0 +1,17 @@
+"""The Run: configuration, the Host coordinator, the Session loop, judging and ``run()``."""
+
+from evoledger.kernel.run.config import AgentConfig, AssessmentConfig, FinishBudgetPolicy, RunConfig, ValidationConfig
+from evoledger.kernel.run.layout import RunLayout
+from evoledger.kernel.run.runner import RunResult, continue_run, run
+
+__all__ = [
+    "AgentConfig",
+    "AssessmentConfig",
+    "FinishBudgetPolicy",
+    "RunConfig",
+    "RunLayout",
+    "RunResult",
+    "ValidationConfig",
+    "continue_run",
+    "run",
+]

@@ -1,0 +1,158 @@
+"""After Agent authority ends: choose the Candidates, validate, select, assess, and record the Run's end.
+
+Each step reads what the log already holds, so a Run that crashed mid-Validation or mid-Assessment
+resumes exactly where it stopped and never runs a recorded Episode twice.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from evoledger.kernel.authoring import Benchmark
+from evoledger.kernel.execution import Executor
+from evoledger.kernel.recording import validation_event
+from evoledger.kernel.run.config import RunConfig
+from evoledger.kernel.run.host import RunHost
+from evoledger.kernel.run.judging import CandidateResult, assessment_event, rank_candidates, run_judged_episodes, select
+from evoledger.kernel.run.layout import RunLayout
+from evoledger.kernel.run.programs import ProgramCache
+from evoledger.kernel.run.records import records_from_views
+from evoledger.kernel.run.setup import RunPlan
+from evoledger.ledger.errors import InfraError
+from evoledger.ledger.events import RunEnded
+from evoledger.ledger.store import Ledger
+from evoledger.projections.run_state import RunState
+
+__all__ = ["candidates_for_judging", "judge_run"]
+
+
+def candidates_for_judging(state: RunState, config: RunConfig, direction: str) -> tuple[tuple[str, ...], bool]:
+    """The Candidates to judge and whether the ``best_public`` fallback chose them."""
+    if state.finished:
+        return state.candidates, False
+    if config.fallback == "best_public":
+        scored = [state.submissions[s] for s in state.submission_order if state.submissions[s].score is not None]
+        if scored:
+            best = max(scored, key=lambda v: (v.score if direction == "maximize" else -(v.score or 0.0), -v.position))
+            return (best.submission_id,), True
+    return (), False
+
+
+def _validate(
+    host: RunHost,
+    ledger: Ledger,
+    config: RunConfig,
+    benchmark: Benchmark,
+    plan: RunPlan,
+    executor: Executor,
+    programs: ProgramCache,
+    candidates: tuple[str, ...],
+) -> list[CandidateResult]:
+    results = []
+    for position, sid in enumerate(candidates, start=1):
+        view = host.state.submissions[sid]
+        done = host.state.validation.get(sid)
+        pending = [p for p in plan.validation if done is None or p.spec.index not in done]
+        if pending:
+            outcomes = run_judged_episodes(executor, pending, programs.materialize(view.program_digest), config.limits)
+            host.append(
+                [
+                    validation_event(o, ledger.objects, submission_id=sid, program_digest=view.program_digest)
+                    for o in outcomes
+                ]
+            )
+        results_so_far = host.state.validation.get(sid)
+        views = sorted(results_so_far.items()) if results_so_far is not None else []
+        records = records_from_views("validation", views, ledger.objects, traces=0)
+        results.append(
+            CandidateResult(
+                submission_id=sid,
+                program_digest=view.program_digest,
+                finish_position=position,
+                score=benchmark.feedback(records).score if records else view.score,
+                policy_failures=sum(1 for r in records if r.status != "ok"),
+            )
+        )
+    return results
+
+
+def judge_run(
+    *,
+    host: RunHost,
+    ledger: Ledger,
+    layout: RunLayout,
+    config: RunConfig,
+    benchmark: Benchmark,
+    plan: RunPlan,
+    executor: Executor,
+) -> list[dict[str, Any]]:
+    """Validate, select and assess (whatever the log does not hold yet), then append ``run-ended``."""
+    state = host.state
+    if state.ended_reason is not None:
+        return []
+    programs = ProgramCache(layout.host / "programs", ledger.objects)
+    direction = benchmark.spec.score_direction
+    candidates, fallback = candidates_for_judging(state, config, direction)
+    reason = "finished" if state.finished else (state.agent_exit_reason or "agent_exited")
+    message = "best_public fallback selected the Candidate" if fallback else ""
+    validation: list[dict[str, Any]] = []
+    if candidates:
+        try:
+            if config.validation.episodes:
+                results = _validate(host, ledger, config, benchmark, plan, executor, programs, candidates)
+            else:
+                only = host.state.submissions[candidates[0]]
+                results = [
+                    CandidateResult(only.submission_id, only.program_digest, 1, only.score, only.policy_failures)
+                ]
+        except InfraError as exc:
+            host.append([RunEnded(reason="validation_failed", message=str(exc)[:4000])])
+            return validation
+        validation = [
+            {"submission_id": r.submission_id, "score": r.score, "policy_failures": r.policy_failures}
+            for r in rank_candidates(results, direction)
+        ]
+        if host.state.selected is None:
+            host.append([select(results, direction, validated=config.validation.episodes > 0)])
+        selected = host.state.selected or candidates[0]
+        view = host.state.submissions[selected]
+        if not host.state.assessed and config.assessment.episodes > 0:
+            try:
+                outcomes = run_judged_episodes(
+                    executor, plan.assessment, programs.materialize(view.program_digest), config.limits
+                )
+            except InfraError as exc:
+                host.append(
+                    [RunEnded(reason="assessment_failed", selected_submission_id=selected, message=str(exc)[:4000])]
+                )
+                return validation
+            score = benchmark.feedback([o.to_record(with_trajectory=False) for o in outcomes]).score
+            host.append(
+                [
+                    assessment_event(
+                        submission_id=selected,
+                        program_digest=view.program_digest,
+                        outcomes=outcomes,
+                        score=score,
+                        objects=ledger.objects,
+                    )
+                ]
+            )
+    s = host.state
+    host.append(
+        [
+            RunEnded(
+                reason=reason,  # type: ignore[arg-type]
+                selected_submission_id=s.selected,
+                message=message,
+                summary={
+                    "budget_used": s.charged - s.refunded,
+                    "budget_left": s.budget_left,
+                    "submissions": s.submissions_used,
+                    "candidates": list(candidates),
+                    "assessment_score": s.assessment_score,
+                },
+            )
+        ]
+    )
+    return validation

@@ -1,0 +1,145 @@
+"""Judging a finished Run: private Validation of every Candidate, selection, held-out Assessment.
+
+All Candidates run the same validation Episodes; the selected one is the best by score (respecting
+the Benchmark's score direction), then fewer Policy failures, then earlier finish position. Only the
+selected Program is assessed, on the held-out split. Every fact here is a ``host`` Event and never
+reaches the Agent.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from evoledger.kernel.execution import EpisodeOutcome, EpisodeTask, Executor, PolicyLimits
+from evoledger.kernel.planning import PlannedEpisode
+from evoledger.kernel.recording import ObjectSink
+from evoledger.ledger.errors import InfraError
+from evoledger.ledger.events import (
+    AssessmentFinished,
+    CandidateScore,
+    CandidateSelected,
+    EpisodeSummary,
+)
+
+__all__ = [
+    "CandidateResult",
+    "JudgingError",
+    "assessment_event",
+    "rank_candidates",
+    "run_judged_episodes",
+    "select",
+]
+
+_INFRA_RETRIES = 2
+
+
+class JudgingError(InfraError):
+    """Validation or Assessment could not be completed (persistent infra faults)."""
+
+
+@dataclass(frozen=True, slots=True)
+class CandidateResult:
+    """One Candidate's Validation result."""
+
+    submission_id: str
+    program_digest: str
+    finish_position: int
+    score: float | None
+    policy_failures: int
+
+
+def run_judged_episodes(
+    executor: Executor, plans: Sequence[PlannedEpisode], program_dir: Path, limits: PolicyLimits
+) -> list[EpisodeOutcome]:
+    """Run private Episodes, retrying infra faults; raise :class:`JudgingError` if they persist."""
+    outcomes: dict[int, EpisodeOutcome] = {}
+    remaining = list(plans)
+    for _attempt in range(_INFRA_RETRIES + 1):
+        tasks = [
+            EpisodeTask(episode=p.spec, program_dir=program_dir, policy_seed=p.policy_seed, limits=limits)
+            for p in remaining
+        ]
+        retry: list[PlannedEpisode] = []
+        by_index = {p.spec.index: p for p in remaining}
+        for outcome in executor.run(tasks):
+            if outcome.status == "infra_fault":
+                retry.append(by_index[outcome.index])
+            else:
+                outcomes[outcome.index] = outcome
+        remaining = retry
+        if not remaining:
+            return [outcomes[p.spec.index] for p in plans]
+    raise JudgingError(
+        f"{len(remaining)} private Episodes kept failing with infra faults after {_INFRA_RETRIES} retries"
+    )
+
+
+def rank_candidates(results: Sequence[CandidateResult], direction: str) -> list[CandidateResult]:
+    """Best first: score (None last), then fewer Policy failures, then earlier finish position."""
+
+    def key(r: CandidateResult) -> tuple[int, float, int, int]:
+        if r.score is None:
+            return (1, 0.0, r.policy_failures, r.finish_position)
+        signed = -r.score if direction == "maximize" else r.score
+        return (0, signed, r.policy_failures, r.finish_position)
+
+    return sorted(results, key=key)
+
+
+def select(results: Sequence[CandidateResult], direction: str, validated: bool) -> CandidateSelected:
+    """The ``candidate-selected`` Event for ``results`` (already validated, in finish order)."""
+    ranked = rank_candidates(results, direction)
+    best = ranked[0]
+    if not validated:
+        tie_break = "the only Candidate (no Validation configured)"
+    elif len(ranked) == 1:
+        tie_break = "the only Candidate"
+    else:
+        tie_break = (
+            f"best validation score ({direction}), then fewer Policy failures, then earlier finish position; "
+            f"ranking: {', '.join(r.submission_id for r in ranked)}"
+        )
+    return CandidateSelected(
+        submission_id=best.submission_id,
+        program_digest=best.program_digest,
+        scores=tuple(
+            CandidateScore(
+                submission_id=r.submission_id,
+                program_digest=r.program_digest,
+                score=r.score,
+                policy_failures=r.policy_failures,
+                finish_position=r.finish_position,
+            )
+            for r in results
+        ),
+        tie_break=tie_break,
+    )
+
+
+def assessment_event(
+    *,
+    submission_id: str,
+    program_digest: str,
+    outcomes: Sequence[EpisodeOutcome],
+    score: float | None,
+    objects: ObjectSink,
+) -> AssessmentFinished:
+    """The ``assessment-finished`` Event for the selected Program's held-out Episodes."""
+    return AssessmentFinished(
+        submission_id=submission_id,
+        program_digest=program_digest,
+        score=score,
+        episode_count=len(outcomes),
+        episodes=tuple(
+            EpisodeSummary(
+                index=o.index,
+                status=o.status,  # type: ignore[arg-type]
+                episode_return=o.episode_return,
+                steps=o.steps,
+                trajectory_digest=objects.put(o.trajectory or b""),
+            )
+            for o in outcomes
+        ),
+    )

@@ -1,0 +1,49 @@
+"""Episode records for a Benchmark's ``feedback()``, rebuilt from the log (never from process memory).
+
+Feedback is always computed from what the ledger holds, so a Run resumed after a crash publishes the
+same Feedback as an uninterrupted one.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Protocol
+
+from evoledger.kernel.authoring import EpisodeRecord, Split
+from evoledger.ledger.trajectories import decode_trajectory
+from evoledger.projections.run_state import EpisodeView
+
+__all__ = ["TRACE_RECORDS", "records_from_views"]
+
+TRACE_RECORDS = 5
+"""How many Episodes hand their full trajectory to ``feedback()`` (for trace Artifacts)."""
+
+
+class _ObjectSource(Protocol):
+    def get(self, digest: str) -> bytes: ...
+
+
+def records_from_views(
+    split: Split, views: Iterable[tuple[int, EpisodeView]], objects: _ObjectSource, *, traces: int = TRACE_RECORDS
+) -> list[EpisodeRecord]:
+    """Records in the given order; the first ``traces`` carry their decoded trajectories."""
+    records = []
+    for position, (index, view) in enumerate(views):
+        trajectory = None
+        if position < traces and view.trajectory_digest is not None:
+            trajectory = decode_trajectory(objects.get(view.trajectory_digest))
+        records.append(
+            EpisodeRecord(
+                split=split,
+                index=index,
+                status=view.status,  # type: ignore[arg-type]
+                episode_return=view.episode_return,
+                steps=view.steps,
+                terminated=view.terminated,
+                truncated=view.truncated,
+                metrics=dict(view.metrics),
+                failure_message=view.failure_message,
+                trajectory=trajectory,
+            )
+        )
+    return records

@@ -1,0 +1,86 @@
+"""``resume()``: continue a Run whose Host process died, from its ledger alone.
+
+Opening the ledger for writing takes the single-writer lock (a live Host refuses a second one) and
+repairs a head manifest that lags a committed append (a crash between the commit and the manifest
+write); a manifest *ahead* of the log is a truncated record and refuses to resume. Then the log is
+folded: an Agent that was running when the Host died is stopped and its exit recorded, Episodes in
+flight are completed without charging budget twice, the Agent is restarted if its authority was still
+open, and judging continues from whatever the log already holds.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+from collections.abc import Callable
+from pathlib import Path
+
+from evoledger.kernel.registry import BenchmarkRegistry, default_registry
+from evoledger.kernel.run.config import RunConfig
+from evoledger.kernel.run.layout import RunLayout
+from evoledger.kernel.run.runner import RunResult, continue_run, summarize
+from evoledger.kernel.run.setup import plan_run
+from evoledger.ledger.errors import ConfigError, InputError
+from evoledger.ledger.events import AgentExited, AgentStarted, RunCreated
+from evoledger.ledger.store import Ledger
+from evoledger.projections.run_state import RunState, fold
+
+__all__ = ["resume"]
+
+
+def _run_created(ledger: Ledger) -> RunCreated:
+    first = next(iter(ledger.events(kinds=["run-created"])), None)
+    if first is None or not isinstance(first.event, RunCreated):
+        raise InputError(
+            f"{ledger.path} is not a Run (it has no run-created Event); an evaluation record cannot be resumed"
+        )
+    return first.event
+
+
+def _stop_stale_agent(ledger: Ledger, state: RunState) -> AgentExited | None:
+    """End an Agent process group left running by the dead Host, and the Event recording its end."""
+    if not state.agent_running:
+        return None
+    started = [r.event for r in ledger.events(kinds=["agent-started"])]
+    last = started[-1]
+    if not isinstance(last, AgentStarted):
+        return None
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(last.pid, signal.SIGKILL)  # the Agent ran in its own process group (pgid == pid)
+    return AgentExited(
+        pid=last.pid, attempt=last.attempt, exit_code=None, signal=None, duration_ms=0, reason="host_crashed"
+    )
+
+
+def resume(
+    run_dir: Path,
+    *,
+    registry: BenchmarkRegistry | None = None,
+    on_update: Callable[[RunState], None] | None = None,
+) -> RunResult:
+    """Continue the Run in ``run_dir`` to its end. A Run that already ended is returned as it is."""
+    layout = RunLayout(Path(run_dir))
+    with Ledger.open(layout.root, writable=True) as ledger:
+        created = _run_created(ledger)
+        try:
+            config = RunConfig.model_validate(created.config)
+        except ValueError as exc:
+            raise ConfigError(f"the recorded configuration of {layout.root} cannot be read: {exc}") from exc
+        state = fold(r.event for r in ledger.events())
+        if state.ended_reason is not None:
+            return summarize(layout, state, [])
+        stale = _stop_stale_agent(ledger, state)
+        if stale is not None:
+            ledger.append([stale])
+        benchmark = (registry or default_registry()).make(config.benchmark.name, config.benchmark.config)
+        plan = plan_run(benchmark, config)
+        if plan.commitment != created.pool_commitment:
+            raise ConfigError(
+                f"the Benchmark {config.benchmark.name!r} now plans different Episodes than when {layout.root} was "
+                "created (pool commitment differs); resume it with the same evoledger and Benchmark versions"
+            )
+        layout.create_dirs()
+        return continue_run(
+            ledger=ledger, layout=layout, config=config, benchmark=benchmark, plan=plan, on_update=on_update
+        )

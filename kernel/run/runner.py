@@ -1,0 +1,169 @@
+"""``run()``: a complete Run from creation to the terminal Event, and the Python API behind ``evoledger run``."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+from evoledger.kernel.agents import AgentSupervisor, AgentTask, make_agent
+from evoledger.kernel.authoring import Benchmark, derive_seed
+from evoledger.kernel.execution import LocalExecutor
+from evoledger.kernel.registry import BenchmarkRegistry
+from evoledger.kernel.run.config import RunConfig
+from evoledger.kernel.run.host import RunHost
+from evoledger.kernel.run.judge_run import judge_run
+from evoledger.kernel.run.layout import RunLayout
+from evoledger.kernel.run.publication import FeedbackPublisher
+from evoledger.kernel.run.session_loop import drive_session
+from evoledger.kernel.run.setup import RunPlan, create_run
+from evoledger.kernel.run.task import task_text_for
+from evoledger.kernel.session import SOCKET_ENV, WORKSPACE_ENV, SessionServer
+from evoledger.ledger.store import Ledger
+from evoledger.projections.run_state import RunState, fold
+from pydantic import BaseModel, ConfigDict
+
+__all__ = ["RunResult", "continue_run", "run", "summarize"]
+
+
+class RunResult(BaseModel):
+    """What a Run ended with (also written to ``host/report.json``, never into the workspace)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    run_dir: Path
+    reason: str
+    selected: str | None
+    validation: list[dict[str, Any]]
+    assessment_score: float | None
+    submissions: list[dict[str, Any]]
+    budget_total: int
+    budget_used: int
+    budget_left: int
+
+
+def summarize(layout: RunLayout, state: RunState, validation: list[dict[str, Any]]) -> RunResult:
+    """The :class:`RunResult` of a Run in ``state``."""
+    return RunResult(
+        run_dir=layout.root,
+        reason=state.ended_reason or "running",
+        selected=state.selected,
+        validation=validation,
+        assessment_score=state.assessment_score,
+        submissions=[
+            {
+                "submission_id": sid,
+                "score": state.submissions[sid].score,
+                "episodes": len(state.submissions[sid].episodes),
+                "policy_failures": state.submissions[sid].policy_failures,
+            }
+            for sid in state.submission_order
+        ],
+        budget_total=state.episode_budget,
+        budget_used=state.charged - state.refunded,
+        budget_left=state.budget_left,
+    )
+
+
+def continue_run(
+    *,
+    ledger: Ledger,
+    layout: RunLayout,
+    config: RunConfig,
+    benchmark: Benchmark,
+    plan: RunPlan,
+    on_update: Callable[[RunState], None] | None = None,
+) -> RunResult:
+    """Drive a created (or resumed) Run to its end: Agent session, judging, ``run-ended``."""
+    state = fold(r.event for r in ledger.events())
+    publisher = FeedbackPublisher(ledger=ledger, layout=layout, config=config, state=state)
+    with LocalExecutor(config.benchmark, workers=config.workers) as executor:
+        host = RunHost(
+            ledger=ledger,
+            layout=layout,
+            config=config,
+            benchmark=benchmark,
+            train_pool=plan.train,
+            executor=executor,
+            state=state,
+            on_published=publisher.refresh,
+            after_append=publisher.observe,
+        )
+        publisher.bind(host)
+        publisher.refresh(host.state)
+        if not host.state.finished and host.state.ended_reason is None:
+            for sid in host.state.submission_order:  # complete work in flight at a crash (resume)
+                view = host.state.submissions[sid]
+                if view.pending or not view.published:
+                    host.run_submission(sid)
+            attempt = host.state.agent_attempts + 1
+            coding_agent = make_agent(config.agent.name)
+            task = AgentTask(
+                task_text=task_text_for(benchmark, config, resumed=attempt > 1),
+                workspace=layout.workspace,
+                model=config.agent.model,
+                extra_args=config.agent.args,
+                timeout=config.agent_timeout_seconds,
+                task_file=layout.task_file,
+            )
+            supervisor = AgentSupervisor(
+                coding_agent,
+                task,
+                log_dir=layout.host / f"agent-{attempt}",
+                host_env={
+                    SOCKET_ENV: str(layout.socket),
+                    WORKSPACE_ENV: str(layout.workspace),
+                    "EVOLEDGER_AGENT_SEED": str(derive_seed(config.seed, "agent") % 2**32),
+                    "EVOLEDGER_TASK_FILE": str(layout.task_file),
+                },
+            )
+            layout.socket.unlink(missing_ok=True)
+            with SessionServer(layout.socket) as server:
+                tick = (lambda: on_update(host.state)) if on_update is not None else None
+                drive_session(
+                    host=host,
+                    server=server,
+                    supervisor=supervisor,
+                    ledger=ledger,
+                    agent_name=coding_agent.name,
+                    attempt=attempt,
+                    grace_seconds=config.finish_grace_seconds,
+                    on_tick=tick,
+                )
+        validation = judge_run(
+            host=host, ledger=ledger, layout=layout, config=config, benchmark=benchmark, plan=plan, executor=executor
+        )
+    result = summarize(layout, host.state, validation)
+    layout.host.mkdir(parents=True, exist_ok=True)
+    (layout.host / "report.json").write_text(
+        json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
+    )
+    return result
+
+
+def run(
+    config: RunConfig | None = None,
+    *,
+    record_to: Path,
+    initial_program: Path | None = None,
+    registry: BenchmarkRegistry | None = None,
+    on_update: Callable[[RunState], None] | None = None,
+) -> RunResult:
+    """Run a complete Run: create it in ``record_to``, let ``config.agent`` evolve the Program, judge, record the end.
+
+    >>> run(RunConfig(episode_budget=40), record_to=Path("runs/demo"))  # doctest: +SKIP
+    """
+    config = config or RunConfig()
+    ledger, layout, benchmark, plan, _snapshot = create_run(
+        record_to, config, initial_program=initial_program, registry=registry
+    )
+    with ledger:
+        return continue_run(
+            ledger=ledger,
+            layout=layout,
+            config=config,
+            benchmark=benchmark,
+            plan=plan,
+            on_update=on_update,
+        )

@@ -1,0 +1,121 @@
+"""The coordinator loop of a live Run: Session requests in, Host decisions out, Agent supervised.
+
+The listener thread (``SessionServer``) only moves frames; this loop, on the coordinator thread, takes
+each request, lets the :class:`RunHost` decide it, and answers. It ends when the Agent finishes (then
+the Agent gets a grace period and its process group is stopped), exits, or times out.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from evoledger.kernel.agents import AgentExit, AgentSupervisor
+from evoledger.kernel.run.host import RunHost
+from evoledger.kernel.session import PendingRequest, Rejection, SessionServer
+from evoledger.ledger.errors import EvoLedgerError
+from evoledger.ledger.events import AgentExited, AgentStarted
+from evoledger.ledger.store import Ledger
+
+__all__ = ["AgentOutcome", "drive_session"]
+
+_POLL_SECONDS = 0.05
+
+
+@dataclass(frozen=True, slots=True)
+class AgentOutcome:
+    """How Agent authority ended: the terminal reason it implies and the Agent's exit."""
+
+    reason: str
+    exit: AgentExit
+
+
+def _answer(host: RunHost, pending: PendingRequest) -> None:
+    request = pending.request
+    try:
+        result = host.handle(request.method, request.params)
+    except Rejection as rejection:
+        pending.reject(rejection.code, rejection.message, rejection.retryable)
+    except BaseException:
+        pending.reject("session_closed", "the Host failed while deciding this request; the Run stopped")
+        raise
+    else:
+        try:
+            pending.reply(result)
+        except EvoLedgerError as exc:  # the answer could not be encoded or is over the frame limit
+            pending.reject("invalid_request", f"the Host's answer could not be sent: {exc}")
+
+
+def _reason(host: RunHost, exit_info: AgentExit) -> str:
+    if host.state.finished:
+        return "finished"
+    if exit_info.timed_out:
+        return "agent_timeout"
+    if host.state.budget_left == 0:
+        return "budget_exhausted"
+    return "agent_exited" if exit_info.exit_code == 0 else "agent_failed"
+
+
+def drive_session(
+    *,
+    host: RunHost,
+    server: SessionServer,
+    supervisor: AgentSupervisor,
+    ledger: Ledger,
+    agent_name: str,
+    attempt: int,
+    grace_seconds: float,
+    on_tick: Callable[[], None] | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> AgentOutcome:
+    """Start the Agent, serve its requests until authority ends, and record the Agent's start and exit."""
+    task_digest = ledger.objects.put(supervisor.task.task_text.encode("utf-8"))
+    pid = supervisor.start()
+    host.append(
+        [
+            AgentStarted(
+                agent=agent_name,
+                command=tuple(supervisor.command.argv),
+                pid=pid,
+                attempt=attempt,
+                task_digest=task_digest,
+            )
+        ]
+    )
+    exit_info: AgentExit | None = None
+    grace_ends: float | None = None
+    while exit_info is None:
+        pending = server.next_request(timeout=_POLL_SECONDS)
+        if pending is not None:
+            _answer(host, pending)  # after finish the Host answers session_closed
+        if on_tick is not None:
+            on_tick()
+        exit_info = supervisor.poll()
+        if exit_info is None and host.state.finished:
+            # Agent authority has ended: a grace period to exit on its own, then its process group is stopped.
+            now = clock()
+            grace_ends = now + grace_seconds if grace_ends is None else grace_ends
+            if now >= grace_ends:
+                exit_info = supervisor.stop(1.0)  # SIGTERM, then SIGKILL a second later
+    # Requests that raced the end of authority are refused, never decided.
+    while (late := server.next_request(timeout=0)) is not None:
+        late.reject("session_closed", "Agent authority has ended; no further requests are accepted")
+    reason = _reason(host, exit_info)
+    stdout_digest = ledger.objects.put(exit_info.stdout_path.read_bytes()) if exit_info.stdout_path.exists() else None
+    stderr_digest = ledger.objects.put(exit_info.stderr_path.read_bytes()) if exit_info.stderr_path.exists() else None
+    host.append(
+        [
+            AgentExited(
+                pid=pid,
+                attempt=attempt,
+                exit_code=exit_info.exit_code,
+                signal=exit_info.signal,
+                stdout_digest=stdout_digest,
+                stderr_digest=stderr_digest,
+                duration_ms=int(exit_info.duration * 1000),
+                reason=reason,
+            )
+        ]
+    )
+    return AgentOutcome(reason=reason, exit=exit_info)

@@ -1,0 +1,126 @@
+"""Creating a Run: the directory, the ledger, the Host's Episode plan and the initial Program."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from evoledger import __version__
+from evoledger.kernel.authoring import Benchmark
+from evoledger.kernel.planning import PlannedEpisode, plan_commitment, plan_episodes
+from evoledger.kernel.programs import packaged_program, packaged_programs
+from evoledger.kernel.registry import BenchmarkRegistry, default_registry
+from evoledger.kernel.run.config import RunConfig
+from evoledger.kernel.run.layout import RunLayout
+from evoledger.ledger.errors import LedgerExistsError
+from evoledger.ledger.events import BenchmarkIdentity, EpisodePlanned, EventBase, ProgramSnapshotted, RunCreated
+from evoledger.ledger.snapshots import ProgramSnapshot, materialize_program, snapshot_program
+from evoledger.ledger.store import Ledger
+
+__all__ = ["RunPlan", "create_run", "default_initial_program", "plan_run"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunPlan:
+    """The Host's Episode plan for a Run: the training pool, validation and assessment Episodes."""
+
+    train: tuple[PlannedEpisode, ...]
+    validation: tuple[PlannedEpisode, ...]
+    assessment: tuple[PlannedEpisode, ...]
+
+    @property
+    def commitment(self) -> str:
+        """A digest committing to every planned seed, recorded in ``run-created``."""
+        return plan_commitment([*self.train, *self.validation, *self.assessment])
+
+
+def plan_run(benchmark: Benchmark, config: RunConfig) -> RunPlan:
+    """Plan every Episode of a Run from its seed (deterministic; separate domains per split)."""
+    return RunPlan(
+        train=tuple(plan_episodes(benchmark, "train", seed=config.seed, count=config.pool_size)),
+        validation=tuple(plan_episodes(benchmark, "validation", seed=config.seed, count=config.validation.episodes)),
+        assessment=tuple(plan_episodes(benchmark, "assessment", seed=config.seed, count=config.assessment.episodes)),
+    )
+
+
+def default_initial_program(benchmark_name: str) -> Path:
+    """The packaged starting Program: ``<name>-linear`` (tunable parameters) if shipped, else the baseline."""
+    if f"{benchmark_name}-linear" in packaged_programs():
+        return packaged_program(f"{benchmark_name}-linear")
+    return packaged_program(f"{benchmark_name}-baseline")
+
+
+def _run_id(root: Path) -> str:
+    name = re.sub(r"[^A-Za-z0-9._-]", "-", root.resolve().name).lstrip("-._") or "run"
+    return name[:128]
+
+
+def _planned_events(plan: RunPlan) -> list[EventBase]:
+    return [
+        EpisodePlanned(
+            split=p.spec.split,
+            index=p.spec.index,
+            env_seed=p.spec.seed,
+            policy_seed=p.policy_seed,
+            scenario=dict(p.spec.scenario or {}),
+        )
+        for p in (*plan.train, *plan.validation, *plan.assessment)
+    ]
+
+
+def create_run(
+    root: Path,
+    config: RunConfig,
+    *,
+    initial_program: Path | None = None,
+    registry: BenchmarkRegistry | None = None,
+) -> tuple[Ledger, RunLayout, Benchmark, RunPlan, ProgramSnapshot]:
+    """Create the Run directory and record ``run-created``, the plan and the initial Program snapshot.
+
+    Refuses a directory that already holds a Run (resume it instead).
+    """
+    layout = RunLayout(Path(root))
+    if (layout.root / "ledger.sqlite").exists() or (layout.root / "ledger.head").exists():
+        raise LedgerExistsError(
+            f"{layout.root} already holds a Run; continue it with 'evoledger resume {layout.root}' "
+            f"or audit it with 'evoledger replay {layout.root}', or choose another --record-to directory"
+        )
+    benchmark = (registry or default_registry()).make(config.benchmark.name, config.benchmark.config)
+    spec = benchmark.spec
+    plan = plan_run(benchmark, config)
+    source = initial_program or default_initial_program(config.benchmark.name)
+    layout.root.mkdir(parents=True, exist_ok=True)
+    ledger = Ledger.create(layout.root)
+    try:
+        layout.create_dirs()
+        snapshot = snapshot_program(source, ledger.objects)
+        materialize_program(snapshot.digest, ledger.objects, layout.program, overwrite=True)
+        ledger.append(
+            [
+                RunCreated(
+                    run_id=_run_id(layout.root),
+                    benchmark=BenchmarkIdentity.of(spec.id, dict(spec.environment_parameters)),
+                    episode_budget=config.episode_budget,
+                    max_submissions=config.submission_limit,
+                    finish_budget_policy=config.finish_budget_policy,
+                    config=config.model_dump(mode="json"),
+                    pool_commitment=plan.commitment,
+                    seed=config.seed,
+                    created_by=f"evoledger {__version__}",
+                ),
+                *_planned_events(plan),
+                ProgramSnapshotted(
+                    program_digest=snapshot.digest,
+                    files=dict(snapshot.files),
+                    entry_point=snapshot.entry_point,
+                    file_count=len(snapshot.files),
+                    total_bytes=snapshot.total_bytes,
+                    source="initial",
+                ),
+            ]
+        )
+    except BaseException:
+        ledger.close()
+        raise
+    return ledger, layout, benchmark, plan, snapshot

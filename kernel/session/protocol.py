@@ -1,0 +1,241 @@
+"""The Session protocol: version, request and response models (frames and rejections re-exported).
+
+The Agent talks to the Host only through ``evoledger-session``, which sends one request per frame over a
+Unix socket and reads one response frame back.
+
+**Frame**: a 4-byte big-endian unsigned length, then that many bytes of UTF-8 JSON (written as canonical
+JSON; read leniently as far as whitespace goes, strictly otherwise). Frames longer than the receiver's
+``max_frame`` (default :data:`DEFAULT_MAX_FRAME`) are refused from their header alone.
+
+**Request**::
+
+    {"protocol": "evoledger.session/1", "id": "<1-128 chars>", "method": "submit" | "finish" | "status",
+     "params": {...}}
+
+**Response**::
+
+    {"protocol": ..., "id": ..., "ok": true, "result": {...}}
+    {"protocol": ..., "id": ..., "ok": false, "error": {"code": ..., "message": ..., "retryable": false}}
+
+``id`` echoes the request's id, or is ``null`` when the request was too broken to read one.
+
+The body is read strictly (see :mod:`~evoledger.kernel.session.frames`); rejection codes and their
+errors live in :mod:`~evoledger.kernel.session.rejections`. Both are re-exported here.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any, Final, Literal, get_args
+
+from evoledger.kernel.session.frames import (
+    DEFAULT_MAX_FRAME,
+    FRAME_HEADER,
+    MAX_JSON_DEPTH,
+    decode_body,
+    encode_frame,
+    frame_length,
+)
+from evoledger.kernel.session.rejections import (
+    REJECTION_CODES,
+    TRANSPORT_CODES,
+    ErrorBody,
+    HostRejection,
+    MalformedRequest,
+    Rejection,
+    RejectionCode,
+    SessionUnavailable,
+)
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+__all__ = [
+    "DEFAULT_MAX_FRAME",
+    "FRAME_HEADER",
+    "MAX_JSON_DEPTH",
+    "METHODS",
+    "PROTOCOL",
+    "REJECTION_CODES",
+    "SOCKET_ENV",
+    "TRANSPORT_CODES",
+    "WORKSPACE_ENV",
+    "ErrorBody",
+    "ErrorResponse",
+    "FinishParams",
+    "FinishRequest",
+    "HostRejection",
+    "MalformedRequest",
+    "Method",
+    "OkResponse",
+    "Rejection",
+    "RejectionCode",
+    "Request",
+    "Response",
+    "SessionUnavailable",
+    "StatusParams",
+    "StatusRequest",
+    "SubmitParams",
+    "SubmitRequest",
+    "decode_body",
+    "decode_request",
+    "decode_response",
+    "encode_frame",
+    "frame_length",
+]
+
+PROTOCOL: Final = "evoledger.session/1"
+"""The protocol version every frame carries; a different value is answered with ``protocol_mismatch``."""
+
+SOCKET_ENV: Final = "EVOLEDGER_SESSION_SOCKET"
+"""Environment variable naming the Host's Unix socket (``runs/<name>/control/session.sock``)."""
+
+WORKSPACE_ENV: Final = "EVOLEDGER_WORKSPACE"
+"""Environment variable naming the Agent's workspace; submitted Program paths are relative to it."""
+
+_ID_MAX: Final = 128
+
+Method = Literal["submit", "finish", "status"]
+METHODS: Final[tuple[str, ...]] = get_args(Method)
+
+
+# --------------------------------------------------------------------------------------------- models
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+
+class SubmitParams(_Frozen):
+    """``submit``: the Program directory (relative to the workspace) and an episode selector like ``0:2,4:8``."""
+
+    program: str = Field(min_length=1, max_length=4096)
+    episodes: str = Field(min_length=1)
+
+
+class FinishParams(_Frozen):
+    """``finish``: the submission ids to publish as Candidates, in order of preference."""
+
+    candidates: list[Annotated[str, Field(min_length=1, max_length=_ID_MAX)]] = Field(min_length=1)
+
+
+class StatusParams(_Frozen):
+    """``status``: no parameters."""
+
+
+class _RequestBase(_Frozen):
+    protocol: Literal["evoledger.session/1"]
+    id: str = Field(min_length=1, max_length=_ID_MAX)
+
+
+class SubmitRequest(_RequestBase):
+    """A ``submit`` request."""
+
+    method: Literal["submit"]
+    params: SubmitParams
+
+
+class FinishRequest(_RequestBase):
+    """A ``finish`` request."""
+
+    method: Literal["finish"]
+    params: FinishParams
+
+
+class StatusRequest(_RequestBase):
+    """A ``status`` request."""
+
+    method: Literal["status"]
+    params: StatusParams
+
+
+Request = Annotated[SubmitRequest | FinishRequest | StatusRequest, Field(discriminator="method")]
+"""Any valid request; dispatch on ``request.method``."""
+
+_REQUEST_MODELS: Final[dict[str, type[SubmitRequest | FinishRequest | StatusRequest]]] = {
+    "submit": SubmitRequest,
+    "finish": FinishRequest,
+    "status": StatusRequest,
+}
+
+
+class OkResponse(_Frozen):
+    """A successful response."""
+
+    protocol: Literal["evoledger.session/1"]
+    id: str | None
+    ok: Literal[True]
+    result: dict[str, Any]
+
+
+class ErrorResponse(_Frozen):
+    """A refused request."""
+
+    protocol: Literal["evoledger.session/1"]
+    id: str | None
+    ok: Literal[False]
+    error: ErrorBody
+
+
+Response = Annotated[OkResponse | ErrorResponse, Field(discriminator="ok")]
+
+
+def _summarize(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors()[:5]:
+        where = ".".join(str(p) for p in item["loc"]) or "request"
+        parts.append(f"{where}: {item['msg']}")
+    more = error.error_count() - len(parts)
+    return "; ".join(parts) + (f"; and {more} more" if more > 0 else "")
+
+
+def decode_request(body: bytes) -> SubmitRequest | FinishRequest | StatusRequest:
+    """Parse and validate one request frame body; :class:`MalformedRequest` when it is not a valid request."""
+    data = decode_body(body)
+    if not isinstance(data, dict):
+        raise MalformedRequest(
+            "invalid_request", f"a request is a JSON object, not {type(data).__name__}; send {_EXAMPLE}"
+        )
+    raw_id = data.get("id")
+    request_id = raw_id if isinstance(raw_id, str) and 0 < len(raw_id) <= _ID_MAX else None
+    if "protocol" not in data:
+        raise MalformedRequest("invalid_request", f"missing key 'protocol'; send {_EXAMPLE}", request_id)
+    if data["protocol"] != PROTOCOL:
+        raise MalformedRequest(
+            "protocol_mismatch",
+            f"this Host speaks protocol {PROTOCOL!r}, the request says {data['protocol']!r}; "
+            "use the evoledger-session client that came with this Host",
+            request_id,
+        )
+    method = data.get("method")
+    model = _REQUEST_MODELS.get(method) if isinstance(method, str) else None
+    if model is None:
+        raise MalformedRequest(
+            "invalid_request",
+            f"unknown method {method!r}; use one of {', '.join(repr(m) for m in METHODS)}",
+            request_id,
+        )
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise MalformedRequest("invalid_request", f"invalid {method} request: {_summarize(exc)}", request_id) from None
+
+
+def decode_response(body: bytes) -> OkResponse | ErrorResponse:
+    """Parse one response frame body (client side); ``ValueError`` family errors become :class:`SessionUnavailable`."""
+    try:
+        data = decode_body(body)
+    except MalformedRequest as exc:
+        raise SessionUnavailable(f"the Host sent an unreadable reply: {exc.message}") from None
+    if isinstance(data, dict) and "protocol" in data and data["protocol"] != PROTOCOL:
+        raise SessionUnavailable(
+            f"the Host speaks protocol {data['protocol']!r}, this client speaks {PROTOCOL!r}; "
+            "use the evoledger-session that came with the Host"
+        )
+    model = OkResponse if isinstance(data, dict) and data.get("ok") is True else ErrorResponse
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise SessionUnavailable(f"the Host sent a malformed reply: {_summarize(exc)}") from None
+
+
+_EXAMPLE: Final = (
+    '{"protocol": "evoledger.session/1", "id": "1", "method": "status", "params": {}} behind a 4-byte big-endian length'
+)

@@ -1,0 +1,105 @@
+"""Rejection codes and the errors that carry them.
+
+A refused request is answered with ``{"ok": false, "error": {"code", "message", "retryable"}}``. The
+transport produces only :data:`TRANSPORT_CODES`; every other code is a Host decision, raised or returned
+by the Host coordinator as a :class:`Rejection`.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Literal
+
+from evoledger.ledger.errors import EvoLedgerError, InputError
+from pydantic import BaseModel, ConfigDict
+
+__all__ = [
+    "REJECTION_CODES",
+    "TRANSPORT_CODES",
+    "ErrorBody",
+    "HostRejection",
+    "MalformedRequest",
+    "Rejection",
+    "RejectionCode",
+    "SessionUnavailable",
+]
+
+RejectionCode = Literal[
+    "session_closed",
+    "invalid_request",
+    "episode_limit",
+    "submission_limit",
+    "budget_exhausted",
+    "budget_allocation",
+    "program_invalid",
+    "unknown_submission",
+    "duplicate_submission",
+    "candidate_limit",
+    "budget_remaining",
+    "protocol_mismatch",
+]
+
+REJECTION_CODES: Final[dict[str, str]] = {
+    "session_closed": "The Session is over (finished, or the Run ended); no further request is accepted.",
+    "invalid_request": "The frame or request is malformed: bad JSON, wrong keys or types, unknown method, selector.",
+    "episode_limit": "The submission selects more Episodes than one submission may use, or indices outside the pool.",
+    "submission_limit": "The Run's max_submissions is used up; no further submission is accepted.",
+    "budget_exhausted": "The submission costs more Episode budget than remains.",
+    "budget_allocation": "The submission would leave budget that can never be spent (require_budget_exhaustion).",
+    "program_invalid": "The Program path is missing, outside the workspace, or cannot be snapshotted.",
+    "unknown_submission": "A finish names a submission id the Host never accepted.",
+    "duplicate_submission": "A finish names the same submission more than once.",
+    "candidate_limit": "A finish names more Candidates than the Run allows.",
+    "budget_remaining": "Finish refused while Episode budget remains (finish_budget_policy require_budget_exhaustion).",
+    "protocol_mismatch": "The request's protocol version is not the one this Host speaks.",
+}
+"""Every rejection code with its one-line meaning."""
+
+TRANSPORT_CODES: Final = frozenset({"invalid_request", "protocol_mismatch"})
+"""The codes the transport itself produces; every other code is a Host decision."""
+
+
+class ErrorBody(BaseModel):
+    """The ``error`` member of a failed response."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+
+    code: RejectionCode
+    message: str
+    retryable: bool
+
+
+class Rejection(EvoLedgerError):
+    """A refused request: ``code`` (a :data:`RejectionCode`), ``message`` and whether retrying can help.
+
+    The Host coordinator raises or returns this; ``PendingRequest.reject`` sends it to the client.
+    """
+
+    exit_code = 1
+
+    def __init__(self, code: RejectionCode, message: str, retryable: bool = False) -> None:
+        if code not in REJECTION_CODES:
+            raise InputError(f"unknown rejection code {code!r}; use one of {', '.join(sorted(REJECTION_CODES))}")
+        super().__init__(f"{code}: {message}")
+        self.code: RejectionCode = code
+        self.message = message
+        self.retryable = retryable
+
+    def body(self) -> ErrorBody:
+        """The wire form of this rejection."""
+        return ErrorBody(code=self.code, message=self.message, retryable=self.retryable)
+
+
+class MalformedRequest(Rejection):
+    """A transport-level rejection; ``request_id`` is the request's id when it could be read."""
+
+    def __init__(self, code: RejectionCode, message: str, request_id: str | None = None) -> None:
+        super().__init__(code, message, retryable=False)
+        self.request_id = request_id
+
+
+class HostRejection(Rejection):
+    """The client's view of a rejection the Host (or its transport) sent back. Exit code 1."""
+
+
+class SessionUnavailable(InputError):
+    """The client could not reach the Host or got no usable reply (no socket, refused, timeout). Exit code 2."""

@@ -1,0 +1,228 @@
+"""The one SQLite file of a Ledger: connection, PRAGMAs, schema and transactions.
+
+``ledger.sqlite`` holds both the Event log (table ``events``) and the Object store (table
+``objects``), so Objects and the Events that reference them can commit in one transaction.
+The connection runs in autocommit mode; :meth:`Database.transaction` opens ``BEGIN IMMEDIATE``
+at the outermost level and a ``SAVEPOINT`` when nested, so an inner failure (a rejected append)
+undoes only its own writes. Work that must wait for the outermost commit (writing the head
+manifest, deleting an evicted Object's file) is registered with :meth:`Database.after_commit`.
+
+The file is in WAL mode with ``synchronous=NORMAL``: commits are ordered, so a commit that
+survives a crash implies every earlier commit survived too (Objects committed before an Event
+are never lost while the Event persists). After an OS crash or power loss the last few commits
+may be lost; the head manifest then reports a truncated tail, which is the truth.
+"""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Final
+
+import sqlite_utils
+from evoledger.ledger.errors import EvoLedgerError, InputError, IntegrityError, LedgerError, SchemaError
+
+__all__ = ["DATABASE_NAME", "LEDGER_FORMAT", "SQLITE_ERRORS", "Database", "database_failure"]
+
+DATABASE_NAME: Final = "ledger.sqlite"
+LEDGER_FORMAT: Final = "evoledger.ledger/1"
+_BUSY_TIMEOUT_MS: Final = 10_000
+
+SQLITE_ERRORS: Final = (sqlite3.Error, UnicodeDecodeError)
+"""What SQLite may raise: a damaged file can even produce an error message that is not UTF-8."""
+
+
+def database_failure(exc: Exception, path: Path, doing: str) -> EvoLedgerError:
+    """Translate an ``sqlite3`` error into one of ours that names the file and a fix."""
+    text = str(exc)
+    if isinstance(exc, sqlite3.ProgrammingError) and "closed" in text:
+        return InputError(f"cannot keep {doing}: the ledger at {path.parent} is closed; open it again")
+    if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
+        return LedgerError(
+            f"{path} is busy: SQLite failed while {doing}: {text}. Another connection holds a write "
+            "transaction; retry when it has finished."
+        )
+    return IntegrityError(
+        f"{path} is damaged or not an evoledger ledger: SQLite failed while {doing}: {text}. "
+        f"Run `evoledger ledger verify {path.parent}` for a full report; restore the run from a backup."
+    )
+
+
+class Database:
+    """An open ``ledger.sqlite`` shared by the Event log and the Object store of one Ledger."""
+
+    def __init__(self, conn: sqlite3.Connection, path: Path, *, writable: bool) -> None:
+        self.conn: Final = conn
+        self.path: Final = path
+        self.writable: Final = writable
+        self.lock: Final = threading.RLock()
+        """Held for every statement and for the whole of a transaction (one thread at a time)."""
+        self._commit_hooks: list[dict[str, Callable[[], None]]] = []
+        self._rollback_hooks: list[list[Callable[[], None]]] = []
+        self._closed = False
+
+    # -- opening ------------------------------------------------------------------------------------
+    @classmethod
+    def create(cls, path: Path) -> Database:
+        """Create a new ledger database at ``path`` (which must not exist) and return it writable."""
+        try:
+            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            conn.execute("PRAGMA journal_mode=WAL")
+            _configure(conn)
+            db = sqlite_utils.Database(conn)
+            conn.execute("BEGIN IMMEDIATE")
+            db.table("meta").create({"key": str, "value": str}, pk="key", not_null={"value"}, strict=True)
+            db.table("events").create(
+                {
+                    "seq": int,
+                    "kind": str,
+                    "version": int,
+                    "visibility": str,
+                    "payload": bytes,
+                    "prev_hash": str,
+                    "hash": str,
+                    "recorded_at": str,
+                },
+                pk="seq",
+                not_null={"kind", "version", "visibility", "payload", "prev_hash", "hash", "recorded_at"},
+                strict=True,
+            )
+            db.table("objects").create(
+                {"digest": str, "size": int, "location": str, "data": bytes},
+                pk="digest",
+                not_null={"size", "location"},
+                strict=True,
+            )
+            conn.execute("INSERT INTO meta(key, value) VALUES ('format', ?)", (LEDGER_FORMAT,))
+            conn.execute("COMMIT")
+        except SQLITE_ERRORS as exc:
+            raise database_failure(exc, path, "creating the ledger database") from exc
+        return cls(conn, path, writable=True)
+
+    @classmethod
+    def open(cls, path: Path, *, writable: bool) -> Database:
+        """Open an existing ledger database; read-only unless ``writable``."""
+        conn: sqlite3.Connection | None = None
+        try:
+            if writable:
+                conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            else:
+                conn = sqlite3.connect(
+                    f"{path.resolve().as_uri()}?mode=ro",
+                    uri=True,
+                    isolation_level=None,
+                    check_same_thread=False,
+                )
+            _configure(conn)
+            row = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+        except SQLITE_ERRORS as exc:
+            if conn is not None:
+                conn.close()
+            raise database_failure(exc, path, "opening the ledger database") from exc
+        if row is None or row[0] != LEDGER_FORMAT:
+            conn.close()
+            found = "no format record" if row is None else f"format {row[0]!r}"
+            raise SchemaError(
+                f"{path} has {found}; this evoledger reads {LEDGER_FORMAT!r}. "
+                "Open it with the evoledger version that wrote it."
+            )
+        return cls(conn, path, writable=writable)
+
+    def close(self) -> None:
+        """Close the connection (idempotent)."""
+        with self.lock:
+            if not self._closed:
+                self._closed = True
+                self.conn.close()
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    # -- transactions -------------------------------------------------------------------------------
+    def require_writable(self, action: str) -> None:
+        """Raise :class:`InputError` if this database was opened read-only."""
+        if not self.writable:
+            raise InputError(
+                f"cannot {action}: the ledger at {self.path.parent} was opened read-only; open it with writable=True"
+            )
+        if self._closed:
+            raise InputError(f"cannot {action}: the ledger at {self.path.parent} is closed")
+
+    @property
+    def in_transaction(self) -> bool:
+        return bool(self._commit_hooks)
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """One atomic unit: ``BEGIN IMMEDIATE`` outermost, a ``SAVEPOINT`` when nested."""
+        with self.lock:
+            self.require_writable("write")
+            depth = len(self._commit_hooks)
+            name = f"evoledger_sp{depth}"
+            try:
+                self.conn.execute("BEGIN IMMEDIATE" if depth == 0 else f"SAVEPOINT {name}")
+            except SQLITE_ERRORS as exc:
+                raise database_failure(exc, self.path, "starting a transaction") from exc
+            self._commit_hooks.append({})
+            self._rollback_hooks.append([])
+            try:
+                yield
+            except BaseException:
+                self._commit_hooks.pop()
+                undo = self._rollback_hooks.pop()
+                try:
+                    if depth == 0:
+                        self.conn.execute("ROLLBACK")
+                    else:
+                        self.conn.execute(f"ROLLBACK TO {name}")
+                        self.conn.execute(f"RELEASE {name}")
+                finally:
+                    for hook in undo:
+                        hook()
+                raise
+            hooks = self._commit_hooks.pop()
+            undo = self._rollback_hooks.pop()
+            if depth > 0:
+                self._commit_hooks[-1].update(hooks)
+                self._rollback_hooks[-1].extend(undo)
+                try:
+                    self.conn.execute(f"RELEASE {name}")
+                except SQLITE_ERRORS as exc:
+                    raise database_failure(exc, self.path, "releasing a savepoint") from exc
+                return
+            try:
+                self.conn.execute("COMMIT")
+            except SQLITE_ERRORS as exc:
+                if self.conn.in_transaction:
+                    self.conn.execute("ROLLBACK")
+                for hook in undo:
+                    hook()
+                raise database_failure(exc, self.path, "committing a transaction") from exc
+            for hook in hooks.values():
+                hook()
+
+    def after_commit(self, key: str, hook: Callable[[], None]) -> None:
+        """Run ``hook`` once the outermost transaction commits (now, if none is open).
+
+        Hooks are keyed: registering the same key again in one transaction replaces the earlier
+        hook, so e.g. the head manifest is written once per commit. A hook registered inside a
+        savepoint that rolls back is dropped.
+        """
+        if self._commit_hooks:
+            self._commit_hooks[-1][key] = hook
+        else:
+            hook()
+
+    def on_rollback(self, hook: Callable[[], None]) -> None:
+        """Run ``hook`` if the innermost open transaction (or savepoint) rolls back."""
+        if self._rollback_hooks:
+            self._rollback_hooks[-1].append(hook)
+
+
+def _configure(conn: sqlite3.Connection) -> None:
+    conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
+    conn.execute("PRAGMA synchronous=NORMAL")

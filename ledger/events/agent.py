@@ -1,0 +1,61 @@
+"""Agent process facts (host-only): an Agent process was started, and it exited."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Literal, Self
+
+from evoledger.ledger.events.base import Code, Count, EventBase, FrozenList, Name, ObjectDigest, Positive
+from evoledger.ledger.records import Visibility
+from pydantic import model_validator
+from pydantic_core import PydanticCustomError
+
+__all__ = ["AgentExited", "AgentStarted"]
+
+
+class AgentStarted(EventBase):
+    """Records the launch of an Agent process: which Agent, its command line, pid and attempt number."""
+
+    kind: Literal["agent-started"] = "agent-started"
+    version: Literal[1] = 1
+    visibility: ClassVar[Visibility] = "host"
+
+    agent: Name
+    command: FrozenList[str]
+    pid: Positive
+    attempt: Positive = 1
+    task_digest: ObjectDigest | None = None
+    """The task text the Agent was given (an Object), so exports can replay the conversation."""
+
+    @model_validator(mode="after")
+    def _check_command(self) -> Self:
+        if not self.command:
+            raise PydanticCustomError("empty_command", "the Agent command line is empty")
+        return self
+
+
+class AgentExited(EventBase):
+    """Records how an Agent process ended: exit code or signal, captured output Objects, duration, reason."""
+
+    kind: Literal["agent-exited"] = "agent-exited"
+    version: Literal[1] = 1
+    visibility: ClassVar[Visibility] = "host"
+
+    pid: Positive
+    attempt: Positive = 1
+    exit_code: int | None = None
+    signal: Positive | None = None
+    stdout_digest: ObjectDigest | None = None
+    stderr_digest: ObjectDigest | None = None
+    duration_ms: Count
+    reason: Code
+    """Why the process ended, e.g. ``exited``, ``timeout``, ``killed``, ``host_shutdown``."""
+
+    @model_validator(mode="after")
+    def _check_status(self) -> Self:
+        if self.exit_code is not None and self.signal is not None:
+            raise PydanticCustomError(
+                "exit_and_signal",
+                "a process ends by exit code or by signal, not both (got {code} and {sig})",
+                {"code": self.exit_code, "sig": self.signal},
+            )
+        return self

@@ -1,0 +1,112 @@
+"""Run facts: how a Run was created (with its Benchmark identity and pool commitment) and how it ended."""
+
+from __future__ import annotations
+
+from typing import ClassVar, Final, Literal, Self
+
+from evoledger.ledger.canonical import canonical_json, digest_of
+from evoledger.ledger.events.base import (
+    ContentHash,
+    Count,
+    EventBase,
+    EventPart,
+    JsonObject,
+    Message,
+    Name,
+    Positive,
+    RunId,
+    SubmissionId,
+)
+from evoledger.ledger.records import Visibility
+from pydantic import model_validator
+from pydantic_core import PydanticCustomError
+
+__all__ = [
+    "LEDGER_FORMAT_VERSION",
+    "BenchmarkIdentity",
+    "FinishBudgetPolicy",
+    "RunCreated",
+    "RunEndReason",
+    "RunEnded",
+]
+
+LEDGER_FORMAT_VERSION: Final = 1
+"""The evoledger record format written by this version of the library."""
+
+FinishBudgetPolicy = Literal["allow_early", "require_budget_exhaustion"]
+"""Whether ``finish`` is accepted while Episode budget remains."""
+
+RunEndReason = Literal[
+    "finished",
+    "agent_exited",
+    "budget_exhausted",
+    "agent_failed",
+    "agent_timeout",
+    "validation_failed",
+    "assessment_failed",
+]
+"""Why a Run ended."""
+
+
+class BenchmarkIdentity(EventPart):
+    """Which Benchmark, with which parameters: ``params_hash`` is the digest of the canonical ``params``.
+
+    Build it with :meth:`of`; the hash is checked on validation so it can be compared across records.
+    """
+
+    id: Name
+    params: JsonObject = {}
+    params_hash: ContentHash
+
+    @classmethod
+    def of(cls, benchmark_id: str, params: JsonObject) -> BenchmarkIdentity:
+        """The identity of Benchmark ``benchmark_id`` with ``params`` (hash computed here)."""
+        return cls(id=benchmark_id, params=params, params_hash=digest_of(canonical_json(params)))
+
+    @model_validator(mode="after")
+    def _check_hash(self) -> Self:
+        expected = digest_of(canonical_json(self.params))
+        if self.params_hash != expected:
+            raise PydanticCustomError(
+                "params_hash",
+                "params_hash {got} does not match the params (expected {expected}); "
+                "build the identity with BenchmarkIdentity.of()",
+                {"got": self.params_hash, "expected": expected},
+            )
+        return self
+
+
+class RunCreated(EventBase):
+    """Records a new Run: its Benchmark, budget settings, configuration, pool commitment and private seed."""
+
+    kind: Literal["run-created"] = "run-created"
+    version: Literal[1] = 1
+    visibility: ClassVar[Visibility] = "host"
+
+    run_id: RunId
+    format_version: Positive = LEDGER_FORMAT_VERSION
+    benchmark: BenchmarkIdentity
+    episode_budget: Positive
+    max_submissions: Positive
+    finish_budget_policy: FinishBudgetPolicy = "allow_early"
+    config: JsonObject = {}
+    """The remaining Run settings as configured (pool sizes, time limits, retention, ...)."""
+    pool_commitment: ContentHash
+    """The sha256 of the Host's planned Episode pools, fixed before the Agent starts."""
+    seed: Count
+    """The Run seed from which every Host seed is derived; Host-private."""
+    created_by: Message
+    """The tool and version that created the Run, e.g. ``evoledger 0.1.0``."""
+
+
+class RunEnded(EventBase):
+    """Records that a Run reached a terminal state, why, and a short summary."""
+
+    kind: Literal["run-ended"] = "run-ended"
+    version: Literal[1] = 1
+    visibility: ClassVar[Visibility] = "host"
+
+    reason: RunEndReason
+    selected_submission_id: SubmissionId | None = None
+    message: Message = ""
+    summary: JsonObject = {}

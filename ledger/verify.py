@@ -1,0 +1,488 @@
+"""Integrity check of a whole Ledger: chain, manifest, Objects -> a structured :class:`VerifyReport`.
+
+``verify(run_dir_or_ledger)`` never raises for damage it finds (only :class:`LedgerNotFoundError`
+when there is no ledger at all); every finding is a :class:`Problem` with a ``check``
+(``database``, ``chain``, ``manifest``, ``object``), a ``code`` and a message saying what it means.
+
+**Object references.** Following the schema's convention, an Object is referenced by an event
+when its digest is the value of a field named ``digest``, ``digests``, ``*_digest`` or
+``*_digests`` (a string or a list of strings), or a value of a ``files`` mapping
+(path -> digest). Payloads are scanned with a compiled regex; when the regex cannot account for
+every ``sha256:`` in a payload, that payload alone is parsed and walked exactly
+(:func:`referenced_digests`). Evictions are recorded by ``bulk-evicted`` events listing
+``digests``; a tombstone without such a record is ``object_evicted_unrecorded``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any, Final, Literal
+
+from evoledger.ledger.canonical import is_digest
+from evoledger.ledger.database import DATABASE_NAME, SQLITE_ERRORS, Database
+from evoledger.ledger.errors import (
+    IntegrityError,
+    LedgerError,
+    LedgerNotFoundError,
+    ObjectEvictedError,
+    ObjectMissingError,
+)
+from evoledger.ledger.head import MANIFEST_NAME, Head, HeadManifest
+from evoledger.ledger.objects import OBJECTS_DIR_NAME, ObjectStore
+from evoledger.ledger.records import GENESIS_HASH
+from evoledger.ledger.store import Ledger
+
+__all__ = ["EVICTION_KIND", "Problem", "VerifyReport", "referenced_digests", "verify"]
+
+EVICTION_KIND: Final = "bulk-evicted"
+Check = Literal["database", "chain", "manifest", "object"]
+
+_REFERENCE_KEY: Final = re.compile(r"^(?:.+_)?digests?$")
+# Led by a literal so the regex engine can skip ahead; the key's start is checked by hand below.
+_FAST_REFS: Final = re.compile(rb'digest(?:":"(sha256:[0-9a-f]{64})"|s":\[((?:"sha256:[0-9a-f]{64}",?)*)\])')
+_TIMESTAMP: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
+_DIGEST_BYTES: Final = re.compile(rb"sha256:[0-9a-f]{64}")
+
+
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """One finding of :func:`verify`."""
+
+    check: Check
+    code: str
+    message: str
+    seq: int | None = None
+    digest: str | None = None
+    severity: Literal["error", "warning"] = "error"
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    """What :func:`verify` found. ``ok`` is true when no problem is an error."""
+
+    run_dir: str
+    problems: tuple[Problem, ...]
+    events_checked: int
+    objects_checked: int
+    log_head: Head | None
+    manifest_head: Head | None
+    problems_omitted: int = 0
+
+    @property
+    def ok(self) -> bool:
+        return self.first_problem is None and self.problems_omitted == 0
+
+    @property
+    def first_problem(self) -> Problem | None:
+        """The first error (in check order: database, chain, manifest, objects)."""
+        return next((p for p in self.problems if p.severity == "error"), None)
+
+    def to_dict(self) -> dict[str, Any]:
+        data = asdict(self)
+        data["ok"] = self.ok
+        data["first_problem"] = None if self.first_problem is None else asdict(self.first_problem)
+        return data
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_dict(), sort_keys=True, indent=2)
+
+
+def referenced_digests(payload: bytes) -> list[str]:
+    """The Object digests a canonical-JSON payload references (see the module docstring)."""
+    total = payload.count(b"sha256:")
+    if total == 0:
+        return []
+    found: list[str] = []
+    for match in _FAST_REFS.finditer(payload):
+        start = match.start()
+        quote = payload.rfind(b'"', 0, start)
+        if quote != start - 1:  # the key is prefix + "digest(s)": the prefix must be "<something>_"
+            prefix = payload[quote + 1 : start]
+            if len(prefix) < 2 or not prefix.endswith(b"_") or b"\\" in prefix:
+                continue  # not a reference key (or an escaped one): the count check below falls back
+        if quote < 1 or payload[quote - 1] not in b"{,":
+            continue
+        single, many = match.groups()
+        if single:
+            found.append(single.decode("ascii"))
+        else:
+            found.extend(d.decode("ascii") for d in _DIGEST_BYTES.findall(many))
+    if len(found) == total:
+        return found
+    try:
+        value = json.loads(payload)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return found
+    exact: list[str] = []
+    _walk(value, exact)
+    return exact
+
+
+def _collect(value: object, out: list[str]) -> None:
+    if isinstance(value, str):
+        if is_digest(value):
+            out.append(value)
+    elif isinstance(value, list):
+        for item in value:
+            _collect(item, out)
+
+
+def _walk(value: object, out: list[str]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _REFERENCE_KEY.match(key):
+                _collect(item, out)
+            elif key == "files" and isinstance(item, dict):
+                for target in item.values():
+                    _collect(target, out)
+            _walk(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _walk(item, out)
+
+
+@dataclass
+class _Findings:
+    limit: int
+    problems: list[Problem] = field(default_factory=list)
+    omitted: int = 0
+
+    def add(self, problem: Problem) -> None:
+        if len(self.problems) < self.limit:
+            self.problems.append(problem)
+        else:
+            self.omitted += 1
+
+
+@dataclass
+class _Walk:
+    count: int = 0
+    checked: int = 0
+    head_hash: str = GENESIS_HASH
+    hash_at_manifest: str | None = None
+    references: dict[str, int] = field(default_factory=dict)
+    evicted: set[str] = field(default_factory=set)
+    complete: bool = True
+
+
+def verify(target: Ledger | str | os.PathLike[str], *, max_problems: int = 200) -> VerifyReport:
+    """Check a Ledger's hash chain, seq contiguity, head manifest and every Object."""
+    findings = _Findings(max_problems)
+    if isinstance(target, Ledger):
+        with target.database.lock:  # no append interleaves with our reads
+            return _verify_open(target.path, target.database, target.objects, target.manifest, findings)
+    run_dir = Path(target)
+    db_path = run_dir / DATABASE_NAME
+    manifest = HeadManifest(run_dir / MANIFEST_NAME)
+    if not db_path.is_file():
+        if not manifest.exists():
+            raise LedgerNotFoundError(f"no ledger in {run_dir} ({db_path} does not exist); check the path")
+        findings.add(
+            Problem(
+                "database",
+                "database_missing",
+                f"{db_path} is missing although {manifest.path} exists: the database was deleted",
+            )
+        )
+        return _report(run_dir, findings, _Walk(), 0, None)
+    try:
+        db = Database.open(db_path, writable=False)
+    except LedgerError as exc:
+        findings.add(Problem("database", "database_unreadable", f"SQLite cannot open the ledger: {exc}"))
+        return _report(run_dir, findings, _Walk(), 0, _read_manifest(manifest, findings))
+    try:
+        return _verify_open(run_dir, db, ObjectStore(db, run_dir / OBJECTS_DIR_NAME), manifest, findings)
+    finally:
+        db.close()
+
+
+def _verify_open(
+    run_dir: Path, db: Database, objects: ObjectStore, manifest: HeadManifest, findings: _Findings
+) -> VerifyReport:
+    _quick_check(db, findings)
+    recorded = _read_manifest(manifest, findings)
+    walk = _Walk()
+    _walk_chain(db, findings, walk, None if recorded is None else recorded.count - 1)
+    if walk.complete:
+        _check_manifest(recorded, walk, findings)
+    checked = _check_objects(db, objects, walk, findings)
+    return _report(run_dir, findings, walk, checked, recorded)
+
+
+def _report(
+    run_dir: Path, findings: _Findings, walk: _Walk, objects_checked: int, recorded: Head | None
+) -> VerifyReport:
+    return VerifyReport(
+        run_dir=str(run_dir),
+        problems=tuple(findings.problems),
+        events_checked=walk.checked,
+        objects_checked=objects_checked,
+        log_head=Head(walk.head_hash, walk.count) if walk.complete else None,
+        manifest_head=recorded,
+        problems_omitted=findings.omitted,
+    )
+
+
+def _quick_check(db: Database, findings: _Findings) -> None:
+    try:
+        rows = db.conn.execute("PRAGMA quick_check").fetchall()
+    except SQLITE_ERRORS as exc:
+        findings.add(Problem("database", "database_corrupt", f"SQLite's quick_check failed: {exc}"))
+        return
+    if [tuple(r) for r in rows] != [("ok",)]:
+        detail = "; ".join(str(r[0]) for r in rows[:5])
+        findings.add(
+            Problem("database", "database_corrupt", f"SQLite's quick_check found damage in {db.path}: {detail}")
+        )
+
+
+def _read_manifest(manifest: HeadManifest, findings: _Findings) -> Head | None:
+    try:
+        recorded = manifest.read()
+    except IntegrityError as exc:
+        findings.add(Problem("manifest", "manifest_malformed", str(exc)))
+        return None
+    if recorded is None:
+        findings.add(
+            Problem(
+                "manifest",
+                "manifest_missing",
+                f"the head manifest {manifest.path} is missing, so a truncated tail cannot be ruled out",
+            )
+        )
+    return recorded
+
+
+def _rows(db: Database) -> Iterator[tuple[Any, ...]]:
+    cursor = db.conn.execute(
+        "SELECT seq, kind, version, visibility, payload, prev_hash, hash, recorded_at FROM events ORDER BY seq"
+    )
+    cursor.arraysize = 4096
+    return cursor
+
+
+def _walk_chain(db: Database, findings: _Findings, walk: _Walk, manifest_seq: int | None) -> None:
+    """Check seq contiguity, linkage and every hash; collect Object references and evictions.
+
+    The hot loop of verify: the hash is ``chain_hash`` computed with the ``kind/version/visibility``
+    part encoded once per distinct triple (the tests compare it with ``StoredEvent.expected_hash``).
+    """
+    add = findings.add
+    refs = walk.references
+    sha256 = hashlib.sha256
+    timestamp_ok = _TIMESTAMP.fullmatch
+    middles: dict[tuple[object, object, object], bytes] = {}
+    prev = GENESIS_HASH
+    expected = 0
+    checked = 0
+    try:
+        for seq, kind, version, visibility, payload, prev_hash, digest, recorded_at in _rows(db):
+            checked += 1
+            if (
+                type(seq) is not int
+                or type(kind) is not str
+                or type(version) is not int
+                or type(visibility) is not str
+                or type(payload) is not bytes
+                or type(prev_hash) is not str
+                or type(digest) is not str
+            ):
+                add(
+                    Problem(
+                        "chain",
+                        "row_malformed",
+                        f"event row {seq!r} has values of the wrong type; the database file is damaged",
+                        seq=seq if type(seq) is int else None,
+                    )
+                )
+                if type(seq) is int:
+                    expected = seq + 1
+                prev = digest if type(digest) is str else prev
+                continue
+            if seq != expected:
+                what = (
+                    f"events {expected}..{seq - 1} are missing (deleted)"
+                    if seq > expected
+                    else f"seq {seq} comes after {expected - 1} (duplicated or reordered)"
+                )
+                add(Problem("chain", "seq_gap", f"seq is not contiguous: {what}", seq=seq))
+            if prev_hash != prev:
+                add(
+                    Problem(
+                        "chain",
+                        "broken_link",
+                        f"event {seq}'s prev_hash {prev_hash} is not the previous event's hash {prev}; "
+                        "an event before it was deleted, inserted or reordered",
+                        seq=seq,
+                    )
+                )
+            triple = (kind, version, visibility)
+            middle = middles.get(triple)
+            try:
+                if middle is None:
+                    middle = b"\x00%s\x00%d\x00%s\x00" % (kind.encode("utf-8"), version, visibility.encode("ascii"))
+                    if len(middles) < 4096:
+                        middles[triple] = middle
+                hasher = sha256(prev_hash.encode("ascii") + middle)
+                hasher.update(payload)
+                recomputed = "sha256:" + hasher.hexdigest()
+            except UnicodeError:  # a damaged visibility or hash column
+                recomputed = ""
+            if recomputed != digest:
+                add(
+                    Problem(
+                        "chain",
+                        "hash_mismatch",
+                        f"event {seq} ({kind!r}) does not hash to its recorded hash; its kind, version, "
+                        "visibility or payload bytes were altered",
+                        seq=seq,
+                    )
+                )
+            if type(recorded_at) is not str or not timestamp_ok(recorded_at):
+                add(
+                    Problem(
+                        "chain",
+                        "timestamp_malformed",
+                        f"event {seq}'s recorded_at {recorded_at!r:.40} is not an ISO-8601 UTC timestamp; "
+                        "the row was damaged (timestamps are not hashed, so only their form is checked)",
+                        seq=seq,
+                    )
+                )
+            if b"sha256:" in payload:
+                for ref in referenced_digests(payload):
+                    if ref not in refs:
+                        refs[ref] = seq
+                if kind == EVICTION_KIND:
+                    _note_evictions(payload, walk.evicted)
+            if seq == manifest_seq:
+                walk.hash_at_manifest = digest
+            prev = digest
+            expected = seq + 1
+    except SQLITE_ERRORS as exc:
+        walk.complete = False
+        add(
+            Problem(
+                "database",
+                "events_unreadable",
+                f"SQLite failed while reading the events after {checked} rows: {exc}; the database file is damaged",
+            )
+        )
+    walk.checked = checked
+    walk.count = expected
+    walk.head_hash = prev
+
+
+def _note_evictions(payload: bytes, evicted: set[str]) -> None:
+    try:
+        listed = json.loads(payload).get("digests")
+    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        return
+    if isinstance(listed, list):
+        evicted.update(d for d in listed if is_digest(d))
+
+
+def _check_manifest(recorded: Head | None, walk: _Walk, findings: _Findings) -> None:
+    if recorded is None:
+        return
+    if recorded.count > walk.count:
+        findings.add(
+            Problem(
+                "manifest",
+                "truncated_tail",
+                f"the head manifest records {recorded.count} events but the log has "
+                f"{walk.count}: the last {recorded.count - walk.count} event(s) were deleted",
+                seq=walk.count,
+            )
+        )
+    elif recorded.count == walk.count:
+        if recorded.hash != walk.head_hash:
+            findings.add(
+                Problem(
+                    "manifest",
+                    "manifest_mismatch",
+                    f"the head manifest records head {recorded.hash} but the log's last event "
+                    f"hashes to {walk.head_hash}: the tail of the log was replaced",
+                    seq=walk.count - 1,
+                )
+            )
+    elif recorded.count > 0 and walk.hash_at_manifest != recorded.hash:
+        findings.add(
+            Problem(
+                "manifest",
+                "manifest_mismatch",
+                f"the head manifest ({recorded.count} events, {recorded.hash}) is not a prefix "
+                "of the log: the log was rewritten",
+                seq=recorded.count - 1,
+            )
+        )
+    else:
+        findings.add(
+            Problem(
+                "manifest",
+                "manifest_behind",
+                f"the head manifest records {recorded.count} of {walk.count} events (a crash "
+                "between a commit and the manifest rewrite); a writable open repairs it",
+                severity="warning",
+            )
+        )
+
+
+def _check_objects(db: Database, objects: ObjectStore, walk: _Walk, findings: _Findings) -> int:
+    add = findings.add
+    seen: set[str] = set()
+    checked = 0
+    try:
+        rows = db.conn.execute("SELECT digest, size, location FROM objects").fetchall()
+    except SQLITE_ERRORS as exc:
+        add(Problem("database", "objects_unreadable", f"SQLite failed while listing Objects: {exc}"))
+        return 0
+    for digest, _size, location in rows:
+        checked += 1
+        if not is_digest(digest) or location not in ("inline", "file", "evicted"):
+            add(
+                Problem(
+                    "object",
+                    "object_corrupt",
+                    f"an objects row is damaged (digest {digest!r:.80}, location {location!r:.20})",
+                )
+            )
+            continue
+        seen.add(digest)
+        if location == "evicted":
+            if digest not in walk.evicted:
+                add(
+                    Problem(
+                        "object",
+                        "object_evicted_unrecorded",
+                        f"Object {digest} was evicted but no {EVICTION_KIND!r} event records it: its "
+                        "bytes were deleted outside bulk retention",
+                        digest=digest,
+                    )
+                )
+            continue
+        try:
+            objects.get(digest)
+        except ObjectMissingError as exc:
+            add(Problem("object", "object_missing", str(exc), digest=digest, seq=walk.references.get(digest)))
+        except ObjectEvictedError:  # evicted between our listing and the read
+            continue
+        except LedgerError as exc:
+            add(Problem("object", "object_corrupt", str(exc), digest=digest, seq=walk.references.get(digest)))
+    for digest, seq in walk.references.items():
+        if digest not in seen and digest not in walk.evicted:
+            add(
+                Problem(
+                    "object",
+                    "object_missing",
+                    f"event {seq} references Object {digest}, which has no bytes and no eviction record",
+                    digest=digest,
+                    seq=seq,
+                )
+            )
+    return checked

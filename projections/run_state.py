@@ -1,0 +1,212 @@
+"""The run-state projection: budget, Submissions, finish, judging and the end of a Run, folded from Events.
+
+``apply(state, event) -> state`` is pure; :func:`fold` rebuilds from zero. Maps are persistent
+(``immutables.Map``) so each Event costs O(log n) however long the Run, and old states stay valid.
+The Host decides requests from this state; ``evoledger replay`` compares it with a fresh fold.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from evoledger.ledger.events import (
+    EpisodeFinished,
+    EventBase,
+    FeedbackPublished,
+    InfraFault,
+    RunCreated,
+    SubmissionAccepted,
+    ValidationEpisodeFinished,
+)
+from immutables import Map
+
+__all__ = ["EpisodeView", "RunState", "SubmissionView", "apply", "fold"]
+
+
+@dataclass(frozen=True, slots=True)
+class EpisodeView:
+    """How one Episode of a Submission (or of a Candidate's Validation) ended."""
+
+    status: str
+    episode_return: float
+    steps: int
+    terminated: bool = False
+    truncated: bool = False
+    trajectory_digest: str | None = None
+    failure_message: str | None = None
+    metrics: Map[str, Any] = field(default_factory=Map)
+
+
+@dataclass(frozen=True, slots=True)
+class SubmissionView:
+    """One accepted Submission as the log tells it."""
+
+    submission_id: str
+    position: int
+    program_digest: str
+    episodes: tuple[int, ...]
+    results: Map[int, EpisodeView] = field(default_factory=Map)
+    infra_faulted: frozenset[int] = frozenset()
+    score: float | None = None
+    published: bool = False
+
+    @property
+    def policy_failures(self) -> int:
+        """Episodes this Submission's Policy failed (infra faults excluded)."""
+        return sum(1 for r in self.results.values() if r.status != "ok")
+
+    @property
+    def pending(self) -> tuple[int, ...]:
+        """Selected Episodes with neither a result nor an infra fault (in flight, or lost in a crash)."""
+        return tuple(i for i in self.episodes if i not in self.results and i not in self.infra_faulted)
+
+
+@dataclass(frozen=True, slots=True)
+class RunState:
+    """Everything the Host needs to decide the next request, derived from the log alone."""
+
+    created: bool = False
+    run_id: str = ""
+    episode_budget: int = 0
+    max_submissions: int = 0
+    finish_budget_policy: str = "allow_early"
+    config: Map[str, Any] = field(default_factory=Map)
+    budget_left: int = 0
+    charged: int = 0
+    refunded: int = 0
+    submission_order: tuple[str, ...] = ()
+    submissions: Map[str, SubmissionView] = field(default_factory=Map)
+    submission_rejections: int = 0
+    finished: bool = False
+    candidates: tuple[str, ...] = ()
+    finish_rejections: int = 0
+    agent_attempts: int = 0
+    agent_running: bool = False
+    agent_exit_reason: str | None = None
+    validation: Map[str, Map[int, EpisodeView]] = field(default_factory=Map)
+    selected: str | None = None
+    assessment_score: float | None = None
+    assessed: bool = False
+    ended_reason: str | None = None
+    events: int = 0
+
+    @property
+    def submissions_used(self) -> int:
+        """Accepted Submissions so far."""
+        return len(self.submission_order)
+
+    @property
+    def submissions_left(self) -> int:
+        """Submissions that may still be accepted."""
+        return max(0, self.max_submissions - self.submissions_used)
+
+    def submission(self, submission_id: str) -> SubmissionView | None:
+        """The accepted Submission ``submission_id``, if any."""
+        return self.submissions.get(submission_id)
+
+
+def _run_created(state: RunState, e: RunCreated) -> RunState:
+    return replace(
+        state,
+        created=True,
+        run_id=e.run_id,
+        episode_budget=e.episode_budget,
+        max_submissions=e.max_submissions,
+        finish_budget_policy=e.finish_budget_policy,
+        config=Map(e.config),
+        budget_left=e.episode_budget,
+    )
+
+
+def _submission_accepted(state: RunState, e: SubmissionAccepted) -> RunState:
+    view = SubmissionView(
+        submission_id=e.submission_id,
+        position=len(state.submission_order) + 1,
+        program_digest=e.program_digest,
+        episodes=tuple(e.episodes),
+    )
+    return replace(
+        state,
+        budget_left=e.budget_after,
+        charged=state.charged + (e.budget_before - e.budget_after),
+        submission_order=(*state.submission_order, e.submission_id),
+        submissions=state.submissions.set(e.submission_id, view),
+    )
+
+
+def _episode_view(e: EpisodeFinished | ValidationEpisodeFinished) -> EpisodeView:
+    message = e.failure.message if e.failure is not None else None
+    return EpisodeView(
+        e.status, e.episode_return, e.steps, e.terminated, e.truncated, e.trajectory_digest, message, Map(e.metrics)
+    )
+
+
+def _episode_finished(state: RunState, e: EpisodeFinished) -> RunState:
+    if e.submission_id is None or e.submission_id not in state.submissions:
+        return state  # an Evaluation's Episode: not part of a Run's state
+    view = state.submissions[e.submission_id]
+    result = _episode_view(e)
+    view = replace(view, results=view.results.set(e.index, result))
+    return replace(state, submissions=state.submissions.set(e.submission_id, view))
+
+
+def _infra_fault(state: RunState, e: InfraFault) -> RunState:
+    if e.submission_id is None or e.submission_id not in state.submissions:
+        return state
+    view = state.submissions[e.submission_id]
+    view = replace(view, infra_faulted=view.infra_faulted | frozenset(e.indices))
+    return replace(
+        state,
+        budget_left=state.budget_left + e.refunded_units,
+        refunded=state.refunded + e.refunded_units,
+        submissions=state.submissions.set(e.submission_id, view),
+    )
+
+
+def _feedback_published(state: RunState, e: FeedbackPublished) -> RunState:
+    view = state.submissions.get(e.submission_id)
+    if view is None:
+        return state
+    view = replace(view, score=e.score, published=True)
+    return replace(state, submissions=state.submissions.set(e.submission_id, view))
+
+
+def _validation(state: RunState, e: ValidationEpisodeFinished) -> RunState:
+    results = state.validation.get(e.submission_id, Map())
+    result = _episode_view(e)
+    return replace(state, validation=state.validation.set(e.submission_id, results.set(e.index, result)))
+
+
+_HANDLERS: dict[str, Callable[[RunState, Any], RunState]] = {
+    "run-created": _run_created,
+    "submission-accepted": _submission_accepted,
+    "submission-rejected": lambda s, e: replace(s, submission_rejections=s.submission_rejections + 1),
+    "episode-finished": _episode_finished,
+    "infra-fault": _infra_fault,
+    "feedback-published": _feedback_published,
+    "finish-accepted": lambda s, e: replace(s, finished=True, candidates=tuple(e.candidates)),
+    "finish-rejected": lambda s, e: replace(s, finish_rejections=s.finish_rejections + 1),
+    "agent-started": lambda s, e: replace(s, agent_attempts=s.agent_attempts + 1, agent_running=True),
+    "agent-exited": lambda s, e: replace(s, agent_running=False, agent_exit_reason=e.reason),
+    "validation-episode-finished": _validation,
+    "candidate-selected": lambda s, e: replace(s, selected=e.submission_id),
+    "assessment-finished": lambda s, e: replace(s, assessment_score=e.score, assessed=True),
+    "run-ended": lambda s, e: replace(s, ended_reason=e.reason, selected=e.selected_submission_id or s.selected),
+}
+
+
+def apply(state: RunState, event: EventBase) -> RunState:
+    """The state after ``event``. Kinds that do not change run state only advance the event count."""
+    handler = _HANDLERS.get(event.kind)
+    new = handler(state, event) if handler is not None else state
+    return replace(new, events=state.events + 1)
+
+
+def fold(events: Iterable[EventBase], state: RunState | None = None) -> RunState:
+    """Fold ``events`` from ``state`` (default: from zero)."""
+    current = state if state is not None else RunState()
+    for event in events:
+        current = apply(current, event)
+    return current
