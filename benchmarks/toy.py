@@ -75,6 +75,8 @@ class ToyConfig(BaseModel):
     fail_on_step: int | None = Field(default=None, ge=1)
     fail_on_reset: bool = False
     check_actions: bool = True
+    infra_fault_indices: tuple[int, ...] = ()
+    """Train-pool indices whose Environment fails on reset (an infra fault), set through the scenario."""
 
 
 class ToyCounterConfig(ToyConfig):
@@ -214,7 +216,7 @@ class ToyBenchmark:
         self._observation_space = observation_space
         self._action_space = action_space
         self._environment = environment
-        parameters = config.model_dump()
+        parameters = config.model_dump(mode="json")
         self._spec = BenchmarkSpec(
             id=benchmark_id,
             description=description,
@@ -247,8 +249,15 @@ class ToyBenchmark:
             raise ConfigError(f"count must be a non-negative integer, got {count!r}")
         if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
             raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
+        faulty = set(self.config.infra_fault_indices) if split == "train" else set()
         return [
-            EpisodeSpec(split=split, index=i, seed=derive_seed(seed, self._spec.id, split, i)) for i in range(count)
+            EpisodeSpec(
+                split=split,
+                index=i,
+                seed=derive_seed(seed, self._spec.id, split, i),
+                scenario={"fail_on_reset": True} if i in faulty else None,
+            )
+            for i in range(count)
         ]
 
     def make_environment(self, episode: EpisodeSpec) -> _ToyEnvironment:

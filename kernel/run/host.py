@@ -308,8 +308,12 @@ class RunHost:
         """Dispatch one validated request (``params`` is the method's params model)."""
         if method == "status":
             return self.status()
-        if method == "submit":
-            return self.submit(params)
-        if method == "finish":
-            return self.finish(params)
+        try:
+            if method == "submit":
+                return self.submit(params)
+            if method == "finish":
+                return self.finish(params)
+        finally:  # rejections and finish are public facts too: the Agent's mirror shows them
+            if self._on_published is not None:
+                self._on_published(self.state)
         raise Rejection("invalid_request", f"unknown method {method!r}; use submit, finish or status")

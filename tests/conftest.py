@@ -1,0 +1,29 @@
+"""Test-wide settings: Hypothesis profiles.
+
+``default`` keeps the README's test command quick; ``ci`` (selected by ``.ci/run`` through
+``HYPOTHESIS_PROFILE=ci``) runs more examples and longer stateful programs for tests that take their
+example counts from the profile (the protocol and ledger state machines do).
+"""
+
+from __future__ import annotations
+
+import os
+
+from hypothesis import HealthCheck, settings
+
+settings.register_profile(
+    "default",
+    max_examples=25,
+    stateful_step_count=20,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
+settings.register_profile(
+    "ci",
+    max_examples=60,
+    stateful_step_count=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    print_blob=True,
+)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
