@@ -71,7 +71,6 @@ def outcome_events(
             policy_log_digest=objects.put(outcome.policy_log) if outcome.policy_log else None,
             failure=_failure(outcome, objects),
             metrics=dict(outcome.metrics),
-            duration_ms=int(outcome.wall_seconds * 1000),
         )
     ]
 
@@ -98,5 +97,4 @@ def validation_event(
         policy_log_digest=objects.put(outcome.policy_log) if outcome.policy_log else None,
         failure=failure,
         metrics=dict(outcome.metrics),
-        duration_ms=int(outcome.wall_seconds * 1000),
     )

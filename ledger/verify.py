@@ -36,18 +36,17 @@ from evoledger.ledger.errors import (
 from evoledger.ledger.head import MANIFEST_NAME, Head, HeadManifest
 from evoledger.ledger.objects import OBJECTS_DIR_NAME, ObjectStore
 from evoledger.ledger.records import GENESIS_HASH
+from evoledger.ledger.reference_scan import referenced_digests
 from evoledger.ledger.store import Ledger
 
 __all__ = ["EVICTION_KIND", "Problem", "VerifyReport", "referenced_digests", "verify"]
 
+
 EVICTION_KIND: Final = "bulk-evicted"
 Check = Literal["database", "chain", "manifest", "object"]
 
-_REFERENCE_KEY: Final = re.compile(r"^(?:.+_)?digests?$")
 # Led by a literal so the regex engine can skip ahead; the key's start is checked by hand below.
-_FAST_REFS: Final = re.compile(rb'digest(?:":"(sha256:[0-9a-f]{64})"|s":\[((?:"sha256:[0-9a-f]{64}",?)*)\])')
 _TIMESTAMP: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
-_DIGEST_BYTES: Final = re.compile(rb"sha256:[0-9a-f]{64}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,60 +90,6 @@ class VerifyReport:
 
     def to_json(self) -> str:
         return json.dumps(self.to_dict(), sort_keys=True, indent=2)
-
-
-def referenced_digests(payload: bytes) -> list[str]:
-    """The Object digests a canonical-JSON payload references (see the module docstring)."""
-    total = payload.count(b"sha256:")
-    if total == 0:
-        return []
-    found: list[str] = []
-    for match in _FAST_REFS.finditer(payload):
-        start = match.start()
-        quote = payload.rfind(b'"', 0, start)
-        if quote != start - 1:  # the key is prefix + "digest(s)": the prefix must be "<something>_"
-            prefix = payload[quote + 1 : start]
-            if len(prefix) < 2 or not prefix.endswith(b"_") or b"\\" in prefix:
-                continue  # not a reference key (or an escaped one): the count check below falls back
-        if quote < 1 or payload[quote - 1] not in b"{,":
-            continue
-        single, many = match.groups()
-        if single:
-            found.append(single.decode("ascii"))
-        else:
-            found.extend(d.decode("ascii") for d in _DIGEST_BYTES.findall(many))
-    if len(found) == total:
-        return found
-    try:
-        value = json.loads(payload)
-    except (UnicodeDecodeError, json.JSONDecodeError):
-        return found
-    exact: list[str] = []
-    _walk(value, exact)
-    return exact
-
-
-def _collect(value: object, out: list[str]) -> None:
-    if isinstance(value, str):
-        if is_digest(value):
-            out.append(value)
-    elif isinstance(value, list):
-        for item in value:
-            _collect(item, out)
-
-
-def _walk(value: object, out: list[str]) -> None:
-    if isinstance(value, dict):
-        for key, item in value.items():
-            if _REFERENCE_KEY.match(key):
-                _collect(item, out)
-            elif key == "files" and isinstance(item, dict):
-                for target in item.values():
-                    _collect(target, out)
-            _walk(item, out)
-    elif isinstance(value, list):
-        for item in value:
-            _walk(item, out)
 
 
 @dataclass

@@ -105,6 +105,8 @@ def create_run(
                     max_submissions=config.submission_limit,
                     finish_budget_policy=config.finish_budget_policy,
                     config=config.model_dump(mode="json"),
+                    # parameters_digest is a hash, not an Object: it is benchmark.params_hash already
+                    benchmark_spec=spec.model_dump(mode="json", exclude={"parameters_digest"}),
                     pool_commitment=plan.commitment,
                     seed=config.seed,
                     created_by=f"evoledger {__version__}",

@@ -97,7 +97,8 @@ class _EpisodeOutcomeFields(EventBase):
     failure: EpisodeFailure | None = None
     metrics: JsonObject = {}
     """The Environment's metrics at the last step (e.g. ``success``); Feedback is recomputed from these."""
-    duration_ms: Count
+    duration_ms: Count | None = None
+    """Wall time, optional and not recorded by the Host: identical decisions must give identical hashes."""
 
     @model_validator(mode="after")
     def _check_failure(self) -> Self:

@@ -91,6 +91,8 @@ class RunCreated(EventBase):
     finish_budget_policy: FinishBudgetPolicy = "allow_early"
     config: JsonObject = {}
     """The remaining Run settings as configured (pool sizes, time limits, retention, ...)."""
+    benchmark_spec: JsonObject = {}
+    """The Benchmark's public spec as the Agent sees it (spaces, metadata, score direction); no Host data."""
     pool_commitment: ContentHash
     """The sha256 of the Host's planned Episode pools, fixed before the Agent starts."""
     seed: Count

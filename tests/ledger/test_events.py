@@ -551,7 +551,7 @@ GOLDEN_EVENTS: list[EventBase] = [
 ]
 GOLDEN_PAYLOADS = [
     b'{"benchmark":{"id":"cartpole","params":{"gravity":9.8,"max_steps":500},"params_hash":'
-    b'"sha256:15a463afab7a29ff600b1b2caeb2e85193d73d580eaec62a5e24765685c128c8"},'
+    b'"sha256:15a463afab7a29ff600b1b2caeb2e85193d73d580eaec62a5e24765685c128c8"},"benchmark_spec":{},'
     b'"config":{"note":"\xc3\xa9","train_pool_size":32},"created_by":"evoledger 0.1.0",'
     b'"episode_budget":16,"finish_budget_policy":"allow_early","format_version":1,"max_submissions":16,'
     b'"pool_commitment":"sha256:8ed3f6ad685b959ead7022518e1af76cd816f8e8ec7ccdda1ed4018e8f2223f8",'
@@ -567,9 +567,9 @@ GOLDEN_PAYLOADS = [
     b'"truncated":false}',
 ]
 GOLDEN_HASHES = [
-    "sha256:e657e2b7076d432fc5010d0c0eda152c649bcc1347cef75d83bc6da1e0adf8c8",
-    "sha256:736fddcfddad49bc2688f7922faa42414b645cc468df88e72e9309f6af655cc4",
-    "sha256:e6b8b080847148349e7d415a48910f505eed94cb7df970b1e7e45a7e1acc30c8",
+    "sha256:21184fed5248ea34e7372d60c1930c46f27821cdb677b59a57db279b7166a42a",
+    "sha256:f9e224efa7bb542c873dbc95b8e1e2b5106c134c9de85645b2b0f585ab6d16b0",
+    "sha256:36ecd54af7e33a46cc5da15cd241da0bdbd4dff28be6e683e9faf03d7970e4bf",
 ]
 
 

@@ -1,0 +1,185 @@
+"""``--format minari``: the step data of one Benchmark as a Minari dataset (Arrow storage).
+
+The dataset is written to ``<out>/<dataset_id>/data`` so that, with ``MINARI_DATASETS_PATH=<out>``,
+``minari.load_dataset(dataset_id)`` loads it (``minari.MinariDataset("<out>/<dataset_id>/data")`` works
+without the variable). One Minari episode per exported Episode, in log order; each episode's metadata
+names its Run, Submission, split, pool index and status. Host seeds are never written (Minari's
+per-episode ``seed`` stays unset). Every Run must share one Benchmark and declare its spaces.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+from evoledger import __version__
+from evoledger.exporters.options import ExportOptions
+from evoledger.exporters.rows import EpisodeRef, episode_refs
+from evoledger.exporters.runs import RunFacts
+from evoledger.exporters.trajectories import load_trajectory
+from evoledger.ledger.errors import ConfigError, SchemaError
+from evoledger.ledger.store import Ledger
+from evoledger.ledger.trajectories import Trajectory
+from gymnasium import spaces
+
+__all__ = ["MinariResult", "default_dataset_id", "gym_space", "write_minari"]
+
+_ID: Final = re.compile(r"^(?:[-_\w][-_\w/]*[-_\w]+/)?[-_\w]+?-v\d+$")
+_METADATA_CHUNK: Final = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class MinariResult:
+    """What the Minari export wrote."""
+
+    dataset_id: str
+    path: Path
+    episodes: int
+    steps: int
+
+
+def default_dataset_id(benchmark: str, visibility: str) -> str:
+    """``evoledger/<benchmark>/<visibility>-v0`` with the Benchmark id made Minari-safe."""
+    safe = re.sub(r"[^-_\w]+", "-", benchmark).strip("-") or "benchmark"
+    return f"evoledger/{safe}/{visibility}-v0"
+
+
+def _bound(values: Any, default: float) -> Any:
+    if isinstance(values, list):
+        return [_bound(v, default) for v in values]
+    return default if values is None else values
+
+
+def gym_space(description: Mapping[str, Any]) -> spaces.Space[Any]:
+    """The gymnasium space a Benchmark spec describes; :class:`ConfigError` for kinds Minari cannot store."""
+    kind = description.get("type")
+    try:
+        if kind == "Discrete":
+            return spaces.Discrete(int(description["n"]), start=int(description.get("start", 0)))
+        if kind == "Box":
+            dtype = np.dtype(str(description["dtype"]))
+            shape = tuple(description["shape"])
+            low = np.asarray(_bound(description["low"], -np.inf), dtype=np.float64).reshape(shape)
+            high = np.asarray(_bound(description["high"], np.inf), dtype=np.float64).reshape(shape)
+            return spaces.Box(low=low.astype(dtype), high=high.astype(dtype), shape=shape, dtype=dtype)
+        if kind == "MultiDiscrete":
+            return spaces.MultiDiscrete(np.asarray(description["nvec"]).reshape(tuple(description["shape"])))
+        if kind == "MultiBinary":
+            return spaces.MultiBinary(list(description["n"]))
+        if kind == "Tuple":
+            return spaces.Tuple([gym_space(s) for s in description["spaces"]])
+        if kind == "Dict":
+            return spaces.Dict({k: gym_space(s) for k, s in description["spaces"].items()})
+    except (KeyError, TypeError, ValueError) as exc:
+        raise ConfigError(f"cannot rebuild the space {dict(description)!r} for Minari: {exc}") from None
+    raise ConfigError(f"Minari export cannot store {kind!r} spaces; use the default --format hf")
+
+
+def _values(space: spaces.Space[Any], values: Sequence[Any]) -> Any:
+    """Per-step JSON values as Minari's episode buffers want them (structured spaces split per part)."""
+    if isinstance(space, spaces.Tuple):
+        return tuple(_values(sub, [v[i] for v in values]) for i, sub in enumerate(space.spaces))
+    if isinstance(space, spaces.Dict):
+        return {key: _values(sub, [v[key] for v in values]) for key, sub in space.spaces.items()}
+    return np.asarray(values, dtype=space.dtype)
+
+
+def _buffer(
+    episode_buffer: Any, observation: spaces.Space[Any], action: spaces.Space[Any], trajectory: Trajectory
+) -> Any:
+    steps = len(trajectory.actions)
+    ends = np.zeros(steps, dtype=bool)
+    if steps and trajectory.terminated:
+        ends[-1] = True
+    cuts = np.zeros(steps, dtype=bool)
+    if steps and trajectory.truncated:
+        cuts[-1] = True
+    return episode_buffer(
+        observations=_values(observation, list(trajectory.observations[: steps + 1])),
+        actions=_values(action, list(trajectory.actions)),
+        rewards=list(trajectory.rewards),
+        terminations=ends,
+        truncations=cuts,
+    )
+
+
+def _spaces(runs: Sequence[tuple[Ledger, RunFacts]]) -> tuple[str, spaces.Space[Any], spaces.Space[Any]]:
+    benchmarks = sorted({facts.benchmark_id for _, facts in runs})
+    if len(benchmarks) != 1:
+        raise ConfigError(
+            f"a Minari dataset holds the steps of one Benchmark, but these Runs use {benchmarks}; export them "
+            "separately or use the default --format hf"
+        )
+    declared = {(str(f.observation_space), str(f.action_space)) for _, f in runs}
+    facts = runs[0][1]
+    if facts.observation_space is None or facts.action_space is None or len(declared) != 1:
+        raise ConfigError(
+            "Minari needs the observation and action spaces, but the Runs do not all record the same ones "
+            "(no task text, or different Benchmark settings); use the default --format hf"
+        )
+    return benchmarks[0], gym_space(facts.observation_space), gym_space(facts.action_space)
+
+
+def _episode_metadata(run_id: str, ref: EpisodeRef) -> dict[str, Any]:
+    return {
+        "run_id": run_id,
+        "submission_id": ref.submission_id,
+        "split": ref.split,
+        "pool_index": ref.index,
+        "status": ref.status,
+        "program_digest": ref.program_digest,
+        "trajectory_digest": ref.trajectory_digest,
+    }
+
+
+def write_minari(
+    runs: Sequence[tuple[Ledger, RunFacts]], root: Path, options: ExportOptions, *, dataset_id: str | None
+) -> MinariResult:
+    """Write the Runs' steps as a Minari dataset under ``root`` (see the module docstring)."""
+    import minari
+    from minari.data_collector import EpisodeBuffer
+    from minari.dataset.minari_storage import MinariStorage
+
+    benchmark, observation, action = _spaces(runs)
+    chosen = dataset_id or default_dataset_id(benchmark, options.visibility)
+    if not _ID.match(chosen):
+        raise ConfigError(
+            f"Minari dataset id {chosen!r} is malformed; use (namespace/)name-v<version>, e.g. evoledger/cartpole-v0"
+        )
+    data_path = root / chosen / "data"
+    data_path.parent.mkdir(parents=True)
+    storage = MinariStorage.new(data_path, observation_space=observation, action_space=action, data_format="arrow")
+    storage.update_metadata(
+        {
+            "dataset_id": chosen,
+            "minari_version": minari.__version__,
+            "algorithm_name": "evoledger Run Agents",
+            "author": {"evoledger"},
+            "description": f"Steps of {len(runs)} evoledger Run(s) of Benchmark {benchmark}, exported by "
+            f"evoledger {__version__} with visibility {options.visibility!r}.",
+        }
+    )
+    episodes = steps = 0
+    metadata: list[dict[str, Any]] = []
+    for ledger, facts in runs:
+        for ref in episode_refs(ledger, facts, options.visibility):
+            trajectory = load_trajectory(ledger, ref.trajectory_digest, ref.where(facts.run_id))
+            if len(trajectory.observations) != len(trajectory.actions) + 1:
+                raise SchemaError(
+                    f"{ref.where(facts.run_id)}: {len(trajectory.observations)} observations for "
+                    f"{len(trajectory.actions)} actions; Minari needs one more observation than actions"
+                )
+            storage.update_episodes([_buffer(EpisodeBuffer, observation, action, trajectory)])
+            metadata.append(_episode_metadata(facts.run_id, ref))
+            episodes += 1
+            steps += len(trajectory.actions)
+            if len(metadata) >= _METADATA_CHUNK:
+                storage.update_episode_metadata(metadata, range(episodes - len(metadata), episodes))
+                metadata = []
+    if metadata:
+        storage.update_episode_metadata(metadata, range(episodes - len(metadata), episodes))
+    return MinariResult(chosen, data_path, episodes, steps)

@@ -1,0 +1,76 @@
+"""Which Object digests an Event payload references, found fast from its canonical bytes.
+
+The schema's convention (``ledger.events.references``): a digest is an Object reference when it is
+the value (or in the list value) of a key named ``digest``/``digests`` or ``<name>_digest(s)``, or a
+value of a ``files`` mapping. A compiled regex finds them in the payload bytes; when it cannot account
+for every ``sha256:`` in the payload, the payload is parsed and walked exactly. ``verify()`` uses this
+so that it never pays for pydantic parsing.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Final
+
+from evoledger.ledger.canonical import is_digest
+
+__all__ = ["referenced_digests"]
+
+_REFERENCE_KEY: Final = re.compile(r"^(?:.+_)?digests?$")
+_FAST_REFS: Final = re.compile(rb'digest(?:":"(sha256:[0-9a-f]{64})"|s":\[((?:"sha256:[0-9a-f]{64}",?)*)\])')
+_DIGEST_BYTES: Final = re.compile(rb"sha256:[0-9a-f]{64}")
+
+
+def referenced_digests(payload: bytes) -> list[str]:
+    """The Object digests a canonical-JSON payload references (see the module docstring)."""
+    total = payload.count(b"sha256:")
+    if total == 0:
+        return []
+    found: list[str] = []
+    for match in _FAST_REFS.finditer(payload):
+        start = match.start()
+        quote = payload.rfind(b'"', 0, start)
+        if quote != start - 1:  # the key is prefix + "digest(s)": the prefix must be "<something>_"
+            prefix = payload[quote + 1 : start]
+            if len(prefix) < 2 or not prefix.endswith(b"_") or b"\\" in prefix:
+                continue  # not a reference key (or an escaped one): the count check below falls back
+        if quote < 1 or payload[quote - 1] not in b"{,":
+            continue
+        single, many = match.groups()
+        if single:
+            found.append(single.decode("ascii"))
+        else:
+            found.extend(d.decode("ascii") for d in _DIGEST_BYTES.findall(many))
+    if len(found) == total:
+        return found
+    try:
+        value = json.loads(payload)
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return found
+    exact: list[str] = []
+    _walk(value, exact)
+    return exact
+
+
+def _collect(value: object, out: list[str]) -> None:
+    if isinstance(value, str):
+        if is_digest(value):
+            out.append(value)
+    elif isinstance(value, list):
+        for item in value:
+            _collect(item, out)
+
+
+def _walk(value: object, out: list[str]) -> None:
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if _REFERENCE_KEY.match(key):
+                _collect(item, out)
+            elif key == "files" and isinstance(item, dict):
+                for target in item.values():
+                    _collect(target, out)
+            _walk(item, out)
+    elif isinstance(value, list):
+        for item in value:
+            _walk(item, out)
