@@ -4,7 +4,7 @@ Each projection module offers ``apply(state, event) -> state`` and ``fold(events
 folding from zero, and no projection ever writes to the log.
 """
 
-from evoledger.projections import mirror, retention, run_state
+from evoledger.projections import audit, mirror, retention, run_state
 from evoledger.projections.mirror import MirrorState
 from evoledger.projections.mirror_files import diff_mirror, sync_mirror
 from evoledger.projections.retention import EvictionDecision, RetentionState
@@ -15,6 +15,7 @@ __all__ = [
     "MirrorState",
     "RetentionState",
     "RunState",
+    "audit",
     "diff_mirror",
     "mirror",
     "retention",

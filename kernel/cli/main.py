@@ -44,10 +44,19 @@ def _register() -> None:
     from evoledger.kernel.cli.evaluate_command import evaluate_command
     from evoledger.kernel.cli.export_command import export_command
     from evoledger.kernel.cli.ledger_commands import ledger_group
+    from evoledger.kernel.cli.replay_command import replay_command
     from evoledger.kernel.cli.resume_command import resume_command
     from evoledger.kernel.cli.run_command import run_command
 
-    for command in (run_command, resume_command, evaluate_command, export_command, ledger_group, benchmarks_command):
+    for command in (
+        run_command,
+        resume_command,
+        replay_command,
+        evaluate_command,
+        export_command,
+        ledger_group,
+        benchmarks_command,
+    ):
         cli.add_command(command)
 
 

@@ -67,7 +67,7 @@ def print_summary(result: RunResult, console: Console) -> None:
     default=None,
     help="Run directory (default: runs/<benchmark>-<seed>).",
 )
-@click.option("--episode-budget", default=60, show_default=True, type=click.IntRange(1))
+@click.option("--episode-budget", default=100, show_default=True, type=click.IntRange(1))
 @click.option(
     "--episode-pool-size", default=None, type=click.IntRange(1), help="Training pool size (default: the budget)."
 )

@@ -30,6 +30,7 @@ from evoledger.kernel.execution.messages import (
     TO_WORKER_BENCHMARK,
     TO_WORKER_QUIT,
     TO_WORKER_TASK,
+    WORKER_ACCEPTED,
     WORKER_ERROR,
     WORKER_HELLO,
     WORKER_OUTCOME,
@@ -98,6 +99,8 @@ class _Worker:
         self.ready = False
         self.dead = False
         self.task_id: int | None = None
+        self.accepted = False
+        """Whether the worker acknowledged its current task (before that, its death re-queues the task)."""
         self.dispatched_at = 0.0
         self.channel.send(TO_WORKER_BENCHMARK + benchmark_json)
 
@@ -164,6 +167,7 @@ class LocalExecutor:
         self._workers: list[_Worker] = []
         self._next_task_id = 0
         self._running = False
+        self._pending: deque[int] = deque()
         self._closed = False
         try:
             self._workers = [_Worker(slot, cpu, self._benchmark_json) for slot, cpu in enumerate(self._cpus)]
@@ -233,7 +237,7 @@ class LocalExecutor:
 
     def _outcomes(self, tasks: list[EpisodeTask]) -> Iterator[EpisodeOutcome]:
         positions: dict[int, int] = {}
-        pending = deque(range(len(tasks)))
+        pending = self._pending = deque(range(len(tasks)))
         done: dict[int, EpisodeOutcome] = {}
         next_position = 0
         try:
@@ -257,6 +261,7 @@ class LocalExecutor:
                 self._next_task_id += 1
                 positions[task_id] = position
                 worker.task_id = task_id
+                worker.accepted = False
                 worker.dispatched_at = time.perf_counter()
                 try:
                     worker.channel.send(TO_WORKER_TASK + task_to_json(tasks[position], task_id))
@@ -277,7 +282,9 @@ class LocalExecutor:
             except ChannelClosed:
                 self._replace(worker, tasks, positions, done)
                 continue
-            if frame and frame[0] == WORKER_OUTCOME:
+            if frame and frame[0] == WORKER_ACCEPTED:
+                worker.accepted = True
+            elif frame and frame[0] == WORKER_OUTCOME:
                 task_id, outcome = outcome_from_frame(frame)
                 worker.task_id = None
                 position = positions.pop(task_id, None)
@@ -294,7 +301,11 @@ class LocalExecutor:
         if not worker.ready:
             raise InfraError(f"replacement worker {worker.slot} {how} during start-up")
         position = positions.pop(worker.task_id, None) if worker.task_id is not None else None
-        if position is not None:
+        if position is not None and not worker.accepted:
+            # It died before acknowledging the task (a send into a dying worker can still succeed): the
+            # task never started, so it goes back in line for another worker.
+            self._pending.appendleft(position)
+        elif position is not None:
             episode = tasks[position].episode
             done[position] = EpisodeOutcome(
                 split=episode.split,

@@ -40,6 +40,7 @@ __all__ = [
     "TO_WORKER_BENCHMARK",
     "TO_WORKER_QUIT",
     "TO_WORKER_TASK",
+    "WORKER_ACCEPTED",
     "WORKER_ERROR",
     "WORKER_HELLO",
     "WORKER_OUTCOME",
@@ -61,6 +62,8 @@ TO_WORKER_QUIT: Final = b"Q"
 WORKER_HELLO: Final = ord("H")
 WORKER_ERROR: Final = ord("X")
 WORKER_OUTCOME: Final = ord("O")
+WORKER_ACCEPTED: Final = ord("A")
+"""The worker has received a task: from now on its death is an infra fault of that Episode."""
 
 COORDINATOR_MAX_FRAME: Final = 2**31
 """Outcome frames carry whole trajectories; both ends are ours, so the bound is generous."""

@@ -31,6 +31,7 @@ from evoledger.kernel.execution.messages import (
     TO_WORKER_BENCHMARK,
     TO_WORKER_QUIT,
     TO_WORKER_TASK,
+    WORKER_ACCEPTED,
     WORKER_ERROR,
     WORKER_HELLO,
     outcome_to_frame,
@@ -76,6 +77,10 @@ def _serve(channel: FrameChannel, runner: EpisodeRunner) -> None:
         if kind != TO_WORKER_TASK:
             raise ValueError(f"unexpected message kind {kind!r} from the coordinator")
         task_id, task = task_from_json(frame[1:])
+        try:
+            channel.send(bytes((WORKER_ACCEPTED,)))  # a death before this frame means the task never started
+        except ChannelClosed:
+            return
         outcome = runner.run(task)
         try:
             channel.send(outcome_to_frame(outcome, task_id))

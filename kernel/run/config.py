@@ -57,7 +57,7 @@ class RunConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     benchmark: BenchmarkRef = Field(default_factory=lambda: BenchmarkRef(name="cartpole"))
-    episode_budget: int = Field(default=60, ge=1, le=10_000_000)
+    episode_budget: int = Field(default=100, ge=1, le=10_000_000)
     episode_pool_size: int | None = Field(default=None, ge=1, le=10_000_000)
     max_submissions: int | None = Field(default=None, ge=1, le=10_000_000)
     max_episodes_per_submission: int | None = Field(default=None, ge=1, le=PROTOCOL_EPISODE_CAP)

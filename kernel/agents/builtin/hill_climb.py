@@ -37,7 +37,7 @@ from evoledger.ledger.errors import EvoLedgerError, InputError
 __all__ = ["HillClimber", "main", "perturb", "step_size"]
 
 STATE_FILE: Final = "agent-state.json"
-PREFERRED_BATCH: Final = 5
+PREFERRED_BATCH: Final = 3
 INITIAL_STEP: Final = 0.5
 _MAX_REJECTIONS: Final = 3
 

@@ -87,11 +87,12 @@ def test_hill_climb_spends_the_budget_and_finishes_with_its_best(fake_session: A
     assert exit_.exit_code == 0, log + exit_.stderr_path.read_text()
     calls = fake_session.calls()
     submits = _submit_calls(calls)
-    assert submits == [["submit", "program", "--episodes", "0:5"]] * 8
+    # batches of PREFERRED_BATCH (3) until the last unit of budget: 13 x 3 + 1 = 40
+    assert submits == [["submit", "program", "--episodes", "0:3"]] * 13 + [["submit", "program", "--episodes", "0:1"]]
     assert calls.count(["status"]) == 1  # the submit replies carry the budget and submissions left
     subs = fake_session.submissions()
     assert subs[0]["params"] == {"a": 0.0, "b": 0.0, "c": 0.0}  # the initial Program goes first
-    assert len({json.dumps(s["params"], sort_keys=True) for s in subs}) == 8  # every later one is a new point
+    assert len({json.dumps(s["params"], sort_keys=True) for s in subs}) == 14  # every later one is a new point
     target = fake_session.state()["target"]
     assert max(s["score"] for s in subs) > _score(subs[0]["params"], target)  # it improved
     best_two = _ranked(subs)[:2]
@@ -103,7 +104,7 @@ def test_hill_climb_spends_the_budget_and_finishes_with_its_best(fake_session: A
     assert [e["submission_id"] for e in state["history"]] == [s["id"] for s in subs]
     assert state["finished"] == best_two
     assert state["pending"] is None
-    assert "submission-000008 episodes 0:5" in log
+    assert "submission-000014 episodes 0:1" in log
     assert f"finished with {best_two}" in log
 
 
@@ -156,7 +157,8 @@ def test_hill_climb_respects_budget_exhaustion_rules(fake_session: Any) -> None:
     )
     exit_ = fake_session.run_agent("hill-climb")
     assert exit_.exit_code == 0, exit_.stdout_path.read_text()
-    assert [c[3] for c in _submit_calls(fake_session.calls())] == ["0:5", "0:5", "0:5", "0:5", "0:3"]
+    # 23 Episodes in 5 submissions: raised above the preferred 3 so that exhaustion stays possible
+    assert [c[3] for c in _submit_calls(fake_session.calls())] == ["0:5", "0:5", "0:5", "0:4", "0:4"]
     state = fake_session.state()
     assert state["used"] == 23
     assert state["finished"] == _ranked(fake_session.submissions())[:3]
@@ -198,6 +200,6 @@ def test_hill_climb_improves_the_cartpole_linear_program_within_100_episodes(fak
     exit_ = fake_session.run_agent("hill-climb", seed=0)
     assert exit_.exit_code == 0, exit_.stdout_path.read_text()
     scores = [s["score"] for s in fake_session.submissions()]
-    assert len(scores) == 20
+    assert len(scores) == 34  # 33 batches of 3 and a last single Episode
     assert scores[0] < 15  # all-zero weights always push left: the pole falls at once
     assert max(scores) >= 150, scores

@@ -1,0 +1,89 @@
+"""``evoledger replay``: audit a recorded Run end to end and say which check failed first, and why."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from evoledger.kernel.cli.options import echo_json
+from evoledger.kernel.replay import CheckResult, ReplayReport, replay
+from rich.console import Console
+from rich.table import Table
+
+__all__ = ["print_report", "replay_command"]
+
+_VERDICT = {"pass": "[green]pass[/green]", "fail": "[red]FAIL[/red]", "skipped": "[dim]skipped[/dim]"}
+_SHOWN = 20
+
+
+def _findings_table(check: CheckResult) -> Table:
+    table = Table("severity", "code", "where", "what it means", title=f"{check.name}: findings")
+    for f in check.findings[:_SHOWN]:
+        table.add_row(f.severity, f.code, f.where, f.message)
+    more = len(check.findings) - _SHOWN + check.findings_omitted
+    if more > 0:
+        table.add_row("", "", "", f"... and {more} more (use --json for all)")
+    return table
+
+
+def print_report(report: ReplayReport, console: Console) -> None:
+    """The human rendering: one row per check, the findings of failed checks, then the verdict."""
+    if report.rebuilt is not None:
+        done = report.rebuilt
+        if "error" in done:
+            console.print(f"[red]--rebuild failed[/red]: {done['error']}")
+        else:
+            console.print(
+                f"rebuilt {done['target']}: {done['written']} files written, {done['deleted']} deleted, "
+                f"{done['unchanged']} already correct"
+            )
+        if "warning" in done:
+            console.print(f"[yellow]warning[/yellow]: {done['warning']}")
+    table = Table("check", "verdict", "seconds", "summary", title=f"evoledger replay {report.run_dir}")
+    for check in report.checks:
+        table.add_row(check.name, _VERDICT[check.status], f"{check.seconds:.2f}", check.summary)
+    console.print(table)
+    for check in report.checks:
+        if check.status == "fail":
+            console.print(_findings_table(check))
+        else:
+            for f in [f for f in check.findings if f.severity != "error"][:_SHOWN]:
+                console.print(f"[dim]{f.severity} ({check.name}): {f.message}[/dim]")
+    failure = report.first_failure
+    if failure is None:
+        console.print("[green]ok[/green]: every check passed")
+    else:
+        name, finding = failure
+        where = f" at {finding.where}" if finding.where else ""
+        console.print(f"[red]FAILED[/red]: first failure in {name}{where} ({finding.code}): {finding.message}")
+
+
+@click.command("replay")
+@click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option("--execute", is_flag=True, help="Also re-run every recorded Episode and compare trajectory digests.")
+@click.option("--rebuild", is_flag=True, help="Regenerate workspace/feedback/ from the log before checking.")
+@click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
+def replay_command(run_dir: Path, execute: bool, rebuild: bool, as_json: bool) -> None:
+    """Audit a Run: integrity, protocol, projections (and execution). Exit 0 only if every check passes.
+
+    \b
+    Checks:
+      integrity    hash chain, head manifest, every referenced Object (or its recorded eviction)
+      protocol     budget, limits, finish, Candidates, Validation, selection, Assessment, visibility
+      projections  run state, the Agent mirror (workspace/feedback/) and retention, rebuilt from the log
+      execution    (--execute) every Episode re-run from its Program snapshot and Host seeds
+    Exit codes: 0 all checks pass, 3 a check failed (or the record is unreadable).
+
+    \b
+    Examples:
+      evoledger replay runs/cartpole-0
+      evoledger replay runs/cartpole-0 --execute --json
+      evoledger replay runs/cartpole-0 --rebuild
+    """
+    report = replay(run_dir, execute=execute, rebuild=rebuild)
+    if as_json:
+        echo_json(report.to_dict())
+    else:
+        print_report(report, Console())
+    if not report.ok:
+        raise SystemExit(report.exit_code)

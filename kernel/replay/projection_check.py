@@ -1,0 +1,241 @@
+"""Check 3 of replay: the projections rebuilt from the log equal what is on disk.
+
+* **run state**: ``projections.run_state`` folded from the log, summarised exactly as the Host
+  summarises it, equals ``host/report.json`` (where present; its ``run_dir`` is not compared, so a
+  copied Run still passes). The Validation ranking is re-derived from ``candidate-selected``.
+* **mirror**: ``projections.mirror`` folded from the log equals ``workspace/feedback/``
+  (``diff_mirror``), file by file.
+* **retention**: the Object store's evicted tombstones are exactly the digests the
+  ``projections.retention`` fold says are evicted (and not published again since), and
+  ``retention.decide`` wants no further eviction under the Run's ``bulk_feedback_retention_bytes``.
+
+The Event models are parsed once (pydantic) for every kind a projection folds; ``episode-started``,
+``episode-planned`` and ``program-snapshotted`` change none of these three projections and are not
+parsed (a test keeps this list honest).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any, Final
+
+from evoledger.kernel.replay.record import RunRecord
+from evoledger.kernel.replay.report import CheckResult, Finding
+from evoledger.kernel.run.judging import CandidateResult, rank_candidates
+from evoledger.kernel.run.runner import summarize
+from evoledger.ledger.errors import LedgerError
+from evoledger.ledger.events import CandidateSelected, EventBase, from_stored
+from evoledger.ledger.records import StoredEvent, Visibility
+from evoledger.projections import mirror, retention, run_state
+from evoledger.projections.audit import AuditReport
+from evoledger.projections.mirror_files import diff_mirror, sync_mirror
+
+__all__ = ["UNFOLDED_KINDS", "ProjectionRebuild"]
+
+UNFOLDED_KINDS: Final = frozenset({"episode-started", "episode-planned", "program-snapshotted"})
+"""Kinds that change neither the run state, the mirror nor retention: not parsed by this check."""
+
+_MEANING: Final = {
+    "missing": "the log publishes this file to the Agent but it is not on disk (deleted; --rebuild restores it)",
+    "extra": "this file is in the Agent's mirror but no public Event puts it there (written outside the Host)",
+    "changed": "its bytes differ from what the log renders (edited after publication; --rebuild restores it)",
+}
+
+
+def _first_difference(on_disk: Any, rebuilt: Any, where: str) -> str | None:
+    """The path of the first difference between two JSON values (``None`` when equal)."""
+    if isinstance(on_disk, dict) and isinstance(rebuilt, dict):
+        for key in sorted(set(on_disk) | set(rebuilt)):
+            found = _first_difference(on_disk.get(key), rebuilt.get(key), f"{where}.{key}" if where else key)
+            if found is not None:
+                return found
+        return None
+    if isinstance(on_disk, list) and isinstance(rebuilt, list) and len(on_disk) == len(rebuilt):
+        for i, (a, b) in enumerate(zip(on_disk, rebuilt, strict=True)):
+            found = _first_difference(a, b, f"{where}[{i}]")
+            if found is not None:
+                return found
+        return None
+    return None if on_disk == rebuilt else where
+
+
+def _value_at(value: Any, path: str) -> Any:
+    for part in path.replace("[", ".[").split("."):
+        if not part:
+            continue
+        if part.startswith("["):
+            value = value[int(part[1:-1])] if isinstance(value, list) else None
+        else:
+            value = value.get(part) if isinstance(value, dict) else None
+    return value
+
+
+class ProjectionRebuild:
+    """The three projections folded from one Run's record, and their comparison with the disk."""
+
+    def __init__(self, record: RunRecord, audit: AuditReport) -> None:
+        start = time.perf_counter()
+        self.record = record
+        self.audit = audit
+        self.findings: list[Finding] = []
+        events: list[tuple[Visibility, EventBase]] = []
+        for seq, kind, version, visibility, payload in record.rows:
+            if kind in UNFOLDED_KINDS:
+                continue
+            try:
+                event = from_stored(StoredEvent(seq, kind, version, visibility, payload, "", "", ""))  # type: ignore[arg-type]
+            except LedgerError as exc:
+                self.findings.append(Finding("schema", f"cannot fold this Event into the projections: {exc}", seq=seq))
+                continue
+            events.append((visibility, event))  # type: ignore[arg-type]
+        self.run_state = run_state.fold(event for _, event in events)
+        self.mirror = mirror.fold(events)
+        self.retention = retention.fold(event for _, event in events)
+        self.selection = next((e for _, e in reversed(events) if isinstance(e, CandidateSelected)), None)
+        self.fold_seconds = time.perf_counter() - start
+
+    def rebuild_mirror(self) -> dict[str, Any]:
+        """Regenerate ``workspace/feedback/`` from the fresh mirror fold (``--rebuild``); what was done."""
+        target = self.record.layout.feedback
+        try:
+            done = sync_mirror(self.mirror, target, self.record.objects)
+        except LedgerError as exc:
+            return {"target": str(target), "error": f"the mirror cannot be rebuilt: {exc}"}
+        return {
+            "target": str(target),
+            "written": len(done.written),
+            "deleted": len(done.deleted),
+            "unchanged": done.unchanged,
+            "bytes_written": done.bytes_written,
+        }
+
+    def check(self) -> CheckResult:
+        """Compare the three projections with the disk (its time includes parsing and folding the log)."""
+        start = time.perf_counter()
+        findings = list(self.findings)
+        findings += self._run_state()
+        mirror_files = self._mirror(findings)
+        findings += self._retention()
+        summary = (
+            f"run state, {mirror_files} mirror files and {len(self.retention.evicted)} evicted digests "
+            "rebuilt from the log"
+        )
+        elapsed = self.fold_seconds + time.perf_counter() - start
+        return CheckResult.of("projections", summary, findings, seconds=elapsed)
+
+    # -- run state ----------------------------------------------------------------------------------
+    def _validation(self) -> list[dict[str, Any]]:
+        selection = self.selection
+        if selection is None:
+            return []
+        results = [
+            CandidateResult(s.submission_id, s.program_digest, s.finish_position, s.score, s.policy_failures)
+            for s in selection.scores
+        ]
+        ranked = rank_candidates(results, self.audit.score_direction or "maximize")
+        return [
+            {"submission_id": r.submission_id, "score": r.score, "policy_failures": r.policy_failures} for r in ranked
+        ]
+
+    def _run_state(self) -> list[Finding]:
+        path = self.record.layout.host / "report.json"
+        where = "host/report.json"
+        if not path.is_file():
+            return [
+                Finding(
+                    "report_absent",
+                    f"{where} is absent (the Run has not ended, or its Host died before "
+                    "writing it): the run state was folded but not compared",
+                    path=where,
+                    severity="note",
+                )
+            ]
+        try:
+            on_disk = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            return [Finding("report_unreadable", f"{where} is not readable JSON: {exc}", path=where)]
+        rebuilt = summarize(self.record.layout, self.run_state, self._validation()).model_dump(mode="json")
+        if not isinstance(on_disk, dict):
+            return [Finding("report_mismatch", f"{where} is not a JSON object", path=where)]
+        on_disk.pop("run_dir", None)
+        rebuilt.pop("run_dir", None)
+        if self.audit.score_direction is None:  # the ranking cannot be re-derived: compare the entries only
+            for doc in (on_disk, rebuilt):
+                if isinstance(doc.get("validation"), list):
+                    doc["validation"] = sorted(doc["validation"], key=lambda v: str(v.get("submission_id")))
+        found = _first_difference(on_disk, rebuilt, "")
+        if found is None:
+            return []
+        return [
+            Finding(
+                "report_mismatch",
+                f"{where} says {found} = {_value_at(on_disk, found)!r:.200} but the run state rebuilt from the log "
+                f"gives {_value_at(rebuilt, found)!r:.200}: the report was edited or written from another state",
+                path=where,
+            )
+        ]
+
+    # -- mirror -------------------------------------------------------------------------------------
+    def _mirror(self, findings: list[Finding]) -> int:
+        try:
+            differences = diff_mirror(self.mirror, self.record.layout.feedback, self.record.objects)
+        except LedgerError as exc:
+            findings.append(
+                Finding(
+                    "mirror_unrenderable",
+                    f"the mirror cannot be rendered from the log: {exc}",
+                    path="workspace/feedback",
+                )
+            )
+            return len(self.mirror.files)
+        findings.extend(
+            Finding(f"mirror_{d.problem}", _MEANING[d.problem], path=f"workspace/feedback/{d.path}")
+            for d in differences
+        )
+        return len(self.mirror.files)
+
+    # -- retention ----------------------------------------------------------------------------------
+    def _retention(self) -> list[Finding]:
+        state = self.retention
+        expected = {d for d in state.evicted if d not in state.holders and d not in state.permanent}
+        try:
+            tombstones = {e.digest for e in self.record.objects.entries() if e.state == "evicted"}
+        except LedgerError as exc:
+            return [Finding("objects_unreadable", f"the Object store cannot be listed: {exc}")]
+        findings = [
+            Finding(
+                "eviction_unrecorded",
+                "this Object was evicted but the retention fold of the log does not "
+                "evict it (bytes deleted outside bulk retention)",
+                digest=d,
+            )
+            for d in sorted(tombstones - expected)
+        ]
+        findings += [
+            Finding(
+                "eviction_not_applied",
+                "the log records this eviction but the Object store still holds the "
+                "bytes (the Host died between the two; `evoledger resume` applies it)",
+                digest=d,
+            )
+            for d in sorted(expected - tombstones)
+        ]
+        config = self.record.config
+        if config is None:
+            findings.append(
+                Finding("note", "retention decisions not re-checked: the configuration is unreadable", severity="note")
+            )
+            return findings
+        decision = retention.decide(state, config.bulk_feedback_retention_bytes)
+        if decision.digests:
+            findings.append(
+                Finding(
+                    "retention_behind",
+                    f"bulk Feedback counts {decision.bytes_before} bytes over the cap of {decision.cap_bytes}: the "
+                    f"retention rule still wants to evict {len(decision.digests)} digest(s) of "
+                    f"{list(decision.submission_ids)[:5]} that the log never evicted",
+                    digest=decision.digests[0],
+                )
+            )
+        return findings

@@ -1,0 +1,542 @@
+"""Hostile Policies through the real LocalExecutor (and one real Run): fork bombs, attacks on the worker, escapes,
+reads of Host data, and garbage actions from a Box space.
+
+Each case ends the Episode with a clear status and leaves the executor usable for the next Episode. Cases where the
+local backend *cannot* stop a Policy are pinned here as measured facts (so docs/security.md stays true) or as strict
+xfails naming the bug and its fix. Cases already covered elsewhere (infinite loops, sleep, memory bombs, bulk output,
+exceptions, ``os._exit``, NaN Box actions, out-of-range Discrete actions, the Policy's own memory) live in
+``test_policy_failures.py`` and ``test_executor.py``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import textwrap
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+from evoledger.kernel.authoring import EpisodeSpec
+from evoledger.kernel.execution import EpisodeOutcome, EpisodeTask, LocalExecutor, PolicyLimits
+from evoledger.kernel.registry import BenchmarkRef
+from evoledger.kernel.run import AgentConfig, AssessmentConfig, RunConfig, ValidationConfig, run
+from evoledger.ledger.events import EpisodeFinished, EpisodePlanned
+from evoledger.ledger.store import Ledger
+
+MakeTasks = Callable[..., list[EpisodeTask]]
+
+FAST = PolicyLimits(act_timeout_seconds=0.5, make_policy_timeout_seconds=1.0, memory_bytes=1024**3)
+
+# A fork bomb bounded for the safety of the test machine: 6 doublings = 64 processes (an unbounded one would be
+# stopped by nothing but the Episode's timeout; see docs/security.md). Each process reports itself in one write.
+FORK_BOMB = """
+import os
+import time
+
+
+def _bomb():
+    for _ in range(6):
+        try:
+            os.fork()
+        except OSError:
+            pass
+    os.write(1, f"bomb pid={os.getpid()} pgid={os.getpgid(0)}\\n".encode())
+    while True:
+        time.sleep(0.01)
+
+
+class _Policy:
+    def act(self, observation):
+        IN_ACT
+        return 0
+
+
+def make_policy(context):
+    IN_MAKE
+    return _Policy()
+"""
+
+KILL_WORKER_GROUP = """
+import os
+import signal
+
+
+class _Policy:
+    def act(self, observation):
+        os.killpg(os.getpgid(os.getppid()), signal.SIGKILL)  # the zygote's group: the worker and the zygote
+        return 0
+
+
+def make_policy(context):
+    return _Policy()
+"""
+
+KILL_ZYGOTE = """
+import os
+import signal
+
+
+class _Policy:
+    def act(self, observation):
+        os.kill(os.getppid(), signal.SIGKILL)
+        return 0
+
+
+def make_policy(context):
+    return _Policy()
+"""
+
+STOP_WORKER = """
+import os
+import signal
+
+
+def _worker():
+    stat = open(f"/proc/{os.getppid()}/stat", encoding="ascii").read()
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+class _Policy:
+    def act(self, observation):
+        os.kill(_worker(), signal.SIGSTOP)  # the zygote's parent
+        return 0
+
+
+def make_policy(context):
+    return _Policy()
+"""
+
+SETSID_ESCAPE = """
+import os
+import time
+
+
+class _Policy:
+    def act(self, observation):
+        return 0
+
+
+def make_policy(context):
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()  # leaves the Episode's process group
+        time.sleep(60)
+        os._exit(0)
+    os.write(1, f"escapee={pid}\\n".encode())
+    return _Policy()
+"""
+
+WORKER_MEMORY_SPY = """
+import os
+
+
+def _worker():
+    stat = open(f"/proc/{os.getppid()}/stat", encoding="ascii").read()
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def make_policy(context):
+    worker, hits = _worker(), 0
+    with open(f"/proc/{worker}/maps", encoding="ascii") as maps, open(f"/proc/{worker}/mem", "rb", 0) as mem:
+        for line in maps:
+            parts = line.split()
+            if "rw" not in parts[1]:
+                continue
+            start, end = (int(x, 16) for x in parts[0].split("-"))
+            try:
+                mem.seek(start)
+                hits += mem.read(end - start).count(b"SEED")
+            except (OSError, ValueError, OverflowError):
+                continue
+    print(f"worker={worker} hits={hits}")
+
+    class _Policy:
+        def act(self, observation):
+            return 0
+
+    return _Policy()
+"""
+
+ENVIRONMENT_SPY = """
+import json
+import os
+
+
+def make_policy(context):
+    with open(f"/proc/{os.getppid()}/environ", "rb") as environ:
+        parent = environ.read()
+    print(json.dumps({"own": os.environ.get("HOSTILE_TEST_API_KEY"), "parent": b"CANARY" in parent}))
+
+    class _Policy:
+        def act(self, observation):
+            return 0
+
+    return _Policy()
+"""
+
+# Reads what the local backend leaves reachable, prints it, then fails so that its log reaches the Agent's mirror.
+FILESYSTEM_SPY = """
+import json
+import os
+import sqlite3
+from pathlib import Path
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as exc:
+        return f"error {exc.errno}".encode()
+
+
+def make_policy(context):
+    here = Path.cwd()
+    ledger = next((d / "ledger.sqlite" for d in (here, *here.parents) if (d / "ledger.sqlite").is_file()), None)
+    report = {"cwd": str(here), "ledger": None if ledger is None else str(ledger)}
+    if ledger is not None:
+        db = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)
+        rows = db.execute("SELECT kind, payload FROM events WHERE visibility = 'host'").fetchall()
+        planned = [json.loads(payload) for kind, payload in rows if kind == "episode-planned"]
+        report["assessment_seeds"] = [p["env_seed"] for p in planned if p["split"] == "assessment"]
+        report["workspace_writable"] = os.access(ledger.parent / "workspace" / "program", os.W_OK)
+    parent = os.getppid()
+    report["parent_cmdline"] = _read(f"/proc/{parent}/cmdline").replace(b"\\0", b" ").decode()
+    report["parent_environ_bytes"] = len(_read(f"/proc/{parent}/environ"))
+    print("SPY " + json.dumps(report), flush=True)
+    raise RuntimeError("spy done")
+"""
+
+
+def _program(root: Path, name: str, source: str) -> Path:
+    directory = root / name
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "policy.py").write_text(textwrap.dedent(source).lstrip(), encoding="utf-8")
+    return directory
+
+
+def _stat_fields(pid: int) -> list[str] | None:
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    fields = _stat_fields(pid)
+    return fields is not None and fields[0] != "Z"
+
+
+def _group_members(pgid: int) -> list[int]:
+    """Live (non-zombie) processes of process group ``pgid``, found by scanning /proc."""
+    members = []
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            fields = _stat_fields(int(entry))
+            if fields is not None and fields[2] == str(pgid) and fields[0] != "Z":
+                members.append(int(entry))
+    return members
+
+
+def _wait_until(condition: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _children(pid: int) -> list[int]:
+    try:
+        return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
+    except FileNotFoundError:
+        return []
+
+
+@pytest.fixture(scope="module")
+def hostile(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("hostile")
+
+
+# ------------------------------------------------------------------------------------------------ process attacks
+
+
+@pytest.mark.parametrize("where", ["make_policy", "act"])
+def test_a_fork_bomb_times_out_and_leaves_no_process_behind(
+    where: str, counter: LocalExecutor, programs: dict[str, Path], make_tasks: MakeTasks, hostile: Path
+) -> None:
+    source = FORK_BOMB.replace("IN_MAKE", "_bomb()" if where == "make_policy" else "pass").replace(
+        "IN_ACT", "_bomb()" if where == "act" else "pass"
+    )
+    bomb = _program(hostile, f"bomb_{where}", source)
+    began = time.monotonic()
+    outcome, after = counter.run([*make_tasks(bomb, limits=FAST), *make_tasks(programs["binary_search"])])
+    assert outcome.status == "timeout", outcome.failure_message
+    assert ("make_policy" if where == "make_policy" else "act timeout") in str(outcome.failure_message)
+    assert time.monotonic() - began < 5
+    reports = [line.split() for line in outcome.policy_log.decode().splitlines() if line.startswith("bomb pid=")]
+    pids = {int(r[1].removeprefix("pid=")) for r in reports}
+    groups = {int(r[2].removeprefix("pgid=")) for r in reports}
+    assert len(pids) == 64  # the bomb really went off
+    assert len(groups) == 1  # all in the Episode's own process group
+    (group,) = groups
+    # SIGKILL reaches every member at once; dying takes a moment (64 processes on one pinned CPU)
+    assert _wait_until(lambda: not _group_members(group) and not any(_running(p) for p in pids), 5.0), (
+        f"still running: {_group_members(group)}"
+    )
+    assert after.status == "ok"
+
+
+@pytest.mark.parametrize("name", ["kill_worker_group", "kill_zygote"])
+def test_a_policy_that_kills_its_parent_costs_one_episode_and_the_next_ones_run(
+    name: str, counter: LocalExecutor, programs: dict[str, Path], make_tasks: MakeTasks, hostile: Path
+) -> None:
+    killer = _program(hostile, name, {"kill_worker_group": KILL_WORKER_GROUP, "kill_zygote": KILL_ZYGOTE}[name])
+    worker = counter.worker_pids[0]
+    tasks = [*make_tasks(killer, limits=FAST), *make_tasks(programs["binary_search"], 2)]
+    outcomes = list(counter.run(tasks))
+    # What happens today: the worker (or, for the zygote, the worker right after) dies; the executor reports an
+    # infra fault for that Episode and replaces the worker. The Policy is not blamed (see the xfail below).
+    assert [o.status for o in outcomes] == ["infra_fault", "ok", "ok"]
+    assert f"worker process (pid {worker})" in str(outcomes[0].failure_message)
+    assert counter.worker_pids[0] != worker
+    assert _wait_until(lambda: not _running(worker), 5.0)
+    assert [o.status for o in counter.run(make_tasks(programs["binary_search"]))] == ["ok"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "bug: a Policy can kill its worker (os.killpg(os.getpgid(os.getppid()), SIGKILL)) and the Episode becomes a "
+        "refunded infra fault that is left out of the score; in Validation/Assessment it is retried, so a Policy can "
+        "re-roll the private Episodes it is losing. Fix: put the Policy where it cannot signal its worker (own pid "
+        "namespace via unshare/bubblewrap, or a separate uid), and/or blame a worker death that happens while the "
+        "Policy holds the turn on the Policy"
+    ),
+)
+def test_killing_the_worker_is_not_a_refunded_infra_fault(
+    counter: LocalExecutor, make_tasks: MakeTasks, hostile: Path
+) -> None:
+    killer = _program(hostile, "kill_worker_group_blame", KILL_WORKER_GROUP)
+    (outcome,) = counter.run(make_tasks(killer, limits=FAST))
+    assert outcome.status not in ("ok", "infra_fault")
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "bug: a Policy that SIGSTOPs its worker hangs the coordinator forever: LocalExecutor._wait blocks in select() "
+        "with no deadline, so neither the Episode limits nor the Agent timeout apply any more (SIGSTOP on the zygote "
+        "hangs the worker's next take_child the same way). Fix: a wall-clock deadline per dispatched task in "
+        "LocalExecutor._wait (the PolicyLimits plus an allowance for Environment time, within a few seconds for "
+        "these limits), after which the worker is killed and replaced; and keep the Policy from signalling it"
+    ),
+)
+def test_a_policy_that_stops_its_worker_cannot_hang_the_executor(
+    programs: dict[str, Path], make_tasks: MakeTasks, hostile: Path
+) -> None:
+    stopper = _program(hostile, "stop_worker", STOP_WORKER)
+    limits = PolicyLimits(
+        act_timeout_seconds=0.3, make_policy_timeout_seconds=0.5, episode_policy_seconds=0.5, memory_bytes=1024**3
+    )
+    deadline = limits.make_policy_timeout_seconds + limits.episode_policy_seconds + 3.0
+    with LocalExecutor(BenchmarkRef(name="toy-counter")) as executor:
+        worker = executor.worker_pids[0]
+        outcomes: list[EpisodeOutcome] = []
+        tasks = [*make_tasks(stopper, limits=limits), *make_tasks(programs["binary_search"])]
+        runner = threading.Thread(target=lambda: outcomes.extend(executor.run(tasks)), daemon=True)
+        runner.start()
+        runner.join(deadline)
+        finished_in_time = not runner.is_alive()
+        if not finished_in_time:  # unstick the test: kill the stopped worker and zygote; the executor replaces them
+            for pid in (worker, *_children(worker)):
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            runner.join(30)
+    assert finished_in_time, f"the executor was still waiting after {deadline:g} s"
+    assert len(outcomes) == 2
+    assert outcomes[1].status == "ok"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "limitation of the local backend: a Policy process that calls setsid() leaves the Episode's process group, "
+        "so the group SIGKILL at the end of the Episode misses it and it outlives the Episode (and the executor). "
+        "Fix: make the zygote a child subreaper (prctl PR_SET_CHILD_SUBREAPER) and kill every descendant, or run "
+        "each Policy in its own pid namespace (unshare/bubblewrap --unshare-pid) or cgroup (cgroup.kill)"
+    ),
+)
+def test_a_policy_process_that_calls_setsid_does_not_outlive_its_episode(
+    counter: LocalExecutor, make_tasks: MakeTasks, hostile: Path
+) -> None:
+    escape = _program(hostile, "setsid_escape", SETSID_ESCAPE)
+    (outcome,) = counter.run(make_tasks(escape, limits=FAST))
+    escapee = int(outcome.policy_log.decode().split("escapee=")[1].split()[0])
+    try:
+        assert outcome.status == "ok", outcome.failure_message
+        assert _wait_until(lambda: not _running(escapee), 1.0), f"pid {escapee} escaped the Episode"
+    finally:
+        if _running(escapee):
+            os.kill(escapee, signal.SIGKILL)
+
+
+# ------------------------------------------------------------------------------------------------ reading secrets
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="measured as root: reading another process's memory needs ptrace rights")
+def test_fact_a_policy_running_as_root_can_read_its_episode_seed_from_the_worker_memory(
+    counter: LocalExecutor, hostile: Path
+) -> None:
+    """Pins docs/security.md: the zygote keeps seeds out of the Policy's own memory, not out of its reach."""
+    seed = 5829173640918273645  # irregular digits: only this task carries them
+    spy = _program(hostile, "worker_memory_spy", WORKER_MEMORY_SPY.replace("SEED", str(seed)))
+    task = EpisodeTask(
+        episode=EpisodeSpec("train", 4, seed, None),
+        program_dir=spy,
+        policy_seed=4,
+        limits=PolicyLimits(make_policy_timeout_seconds=30.0, memory_bytes=1024**3),
+    )
+    (outcome,) = counter.run([task])
+    assert outcome.status == "ok", outcome.failure_message
+    report = dict(item.split("=") for item in outcome.policy_log.decode().split())
+    assert int(report["worker"]) == counter.worker_pids[0]
+    assert int(report["hits"]) >= 1
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "bug: Policy processes inherit the Host's whole environment (workers start with {**os.environ}), so a Policy "
+        "reads secrets such as API keys that the Agent supervisor deliberately filters out of the Agent's "
+        "environment, and can print them into its log, which the Agent's mirror shows for failed Episodes. Fix: "
+        "start workers with a minimal environment (like build_agent_env) and clear os.environ in the Policy child "
+        "before loading policy.py; /proc/<parent>/environ needs the worker itself to start clean"
+    ),
+)
+def test_a_policy_cannot_read_the_hosts_environment(
+    make_tasks: MakeTasks, hostile: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOSTILE_TEST_API_KEY", "CANARY-not-for-policies")
+    spy = _program(hostile, "environment_spy", ENVIRONMENT_SPY)
+    with LocalExecutor(BenchmarkRef(name="toy-counter")) as executor:
+        (outcome,) = executor.run(make_tasks(spy, limits=FAST))
+    assert outcome.status == "ok", outcome.failure_message
+    seen = json.loads(outcome.policy_log.decode().strip().splitlines()[-1])
+    assert seen == {"own": None, "parent": False}
+
+
+@pytest.fixture
+def run_root() -> Iterator[Path]:
+    root = Path(tempfile.mkdtemp(prefix="evh-", dir="/tmp"))  # short: Unix socket paths are limited
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+SUBMIT_ONCE_AGENT = r"""
+import json, os, socket, struct
+def call(method, **params):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(os.environ["EVOLEDGER_SESSION_SOCKET"])
+    body = json.dumps({"protocol": "evoledger.session/1", "id": "a", "method": method, "params": params}).encode()
+    s.sendall(struct.pack(">I", len(body)) + body)
+    data = b""
+    while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
+        chunk = s.recv(65536)
+        if not chunk:
+            raise EOFError("the Host closed the connection")
+        data += chunk
+    s.close()
+    return json.loads(data[4:])
+call("submit", program="program", episodes="0:1")
+call("finish", candidates=["submission-000001"])
+"""
+
+
+def test_fact_a_policy_can_reach_the_ledger_and_proc_and_leak_host_seeds_to_the_agent(run_root: Path) -> None:
+    """Pins docs/security.md: the local backend does not sandbox the filesystem or /proc.
+
+    The Program runs from a materialized copy under the Run's ``host/programs/``; walking up from its cwd finds
+    ``ledger.sqlite``, whose host-only Events hold every Episode seed, including the Assessment's. A failing
+    Episode's log is mirrored to the Agent, so the seeds can travel back to the Agent as well.
+    """
+    spy = _program(run_root, "spy", FILESYSTEM_SPY)
+    agent = run_root / "agent.py"
+    agent.write_text(SUBMIT_ONCE_AGENT, encoding="utf-8")
+    config = RunConfig(
+        benchmark=BenchmarkRef(name="toy-counter"),
+        episode_budget=1,
+        validation=ValidationConfig(episodes=0),
+        assessment=AssessmentConfig(episodes=2),
+        finish_grace_seconds=0.5,
+        agent=AgentConfig(name=f"command:{sys.executable} {agent}"),
+    )
+    run_dir = (run_root / "r").resolve()
+    result = run(config, record_to=run_dir, initial_program=spy)
+    assert result.reason == "finished"
+    with Ledger.open(run_dir) as book:
+        planned = [r.event for r in book.events(kinds=["episode-planned"]) if isinstance(r.event, EpisodePlanned)]
+        (finished,) = [r.event for r in book.events(kinds=["episode-finished"]) if isinstance(r.event, EpisodeFinished)]
+        log = book.objects.get(finished.policy_log_digest or "").decode()
+    assessment_seeds = [p.env_seed for p in planned if p.split == "assessment"]
+    report = json.loads(log.split("SPY ", 1)[1].splitlines()[0])
+    cwd = Path(report["cwd"])
+    assert cwd.parent == run_dir / "host" / "programs"  # a materialized copy, not the Agent's program/
+    assert (cwd / "policy.py").read_bytes() == (spy / "policy.py").read_bytes()
+    assert report["ledger"] == str(run_dir / "ledger.sqlite")  # reachable by path: nothing is sandboxed
+    assert report["assessment_seeds"] == assessment_seeds  # the held-out seeds are readable
+    assert report["workspace_writable"] is True
+    assert "evoledger.kernel.execution.worker" in report["parent_cmdline"]
+    assert report["parent_environ_bytes"] > 0
+    mirrored = (run_dir / "workspace" / "feedback" / "submission-000001" / "policy-logs" / "episode-0.txt").read_text()
+    assert str(assessment_seeds[0]) in mirrored  # ... and the Agent can read them back from its feedback/
+
+
+# ------------------------------------------------------------------------------------------------ Box actions
+
+BOX_ACTIONS = {
+    "huge": "[1e300, 0.0]",
+    "infinite": "[float('inf'), 0.0]",
+    "huge_int": "[10**30, 0]",
+    "string": "'left'",
+    "mapping": "{'x': 0.1}",
+    "too_short": "[0.1]",
+    "too_long": "[0.1, 0.2, 0.3]",
+    "nested": "[[0.1, 0.2]]",
+    "ragged": "[0.1, [0.2]]",
+    "scalar": "0.5",
+    "none": "None",
+    "negative_infinity_numpy": "np.array([-np.inf, 0.0], dtype=np.float32)",
+    "bytes": "b'ab'",
+}
+
+
+def test_garbage_box_actions_are_invalid_actions(make_tasks: MakeTasks, hostile: Path) -> None:
+    names = [*BOX_ACTIONS, "control_float64"]
+    tasks = []
+    for name in names:
+        action = BOX_ACTIONS.get(name, "np.array([0.25, -0.5])")
+        source = (
+            "import numpy as np\n\n\nclass _Policy:\n    def act(self, observation):\n"
+            f"        return {action}\n\n\ndef make_policy(context):\n    return _Policy()\n"
+        )
+        tasks += make_tasks(_program(hostile, f"box_{name}", source), benchmark="toy-continuous", limits=FAST)
+    with LocalExecutor(BenchmarkRef(name="toy-continuous")) as executor:
+        outcomes = dict(zip(names, executor.run(tasks), strict=True))
+    control = outcomes.pop("control_float64")
+    assert control.status == "ok", control.failure_message  # float64 in range is converted, not refused
+    assert {name: o.status for name, o in outcomes.items()} == dict.fromkeys(BOX_ACTIONS, "invalid_action")
+    assert all(o.steps == 0 for o in outcomes.values())  # never reached the Environment's state
+    assert "cannot be recorded" in str(outcomes["bytes"].failure_message)
+    assert "not in the action space" in str(outcomes["string"].failure_message)

@@ -1,0 +1,518 @@
+"""Hostile Agents in real Runs: quitting early, failing, hanging, leaving processes behind, vandalising feedback/,
+racing the Program snapshot, and never finishing (the ``best_public`` fallback).
+
+Every Agent is a ``command:`` Agent: a small Python script that speaks the Session protocol with the standard
+library (one length-prefixed JSON frame per request), so each Run costs well under two seconds. Each test checks
+the terminal reason, that nothing recorded is lost (``verify``), and what became of the Agent's processes and files.
+Bugs found here are strict xfails naming the fix.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import signal
+import sys
+import tempfile
+import textwrap
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+from evoledger.kernel.registry import BenchmarkRef
+from evoledger.kernel.replay import replay
+from evoledger.kernel.run import AgentConfig, AssessmentConfig, RunConfig, RunResult, ValidationConfig, run
+from evoledger.ledger.canonical import digest_of
+from evoledger.ledger.events import AgentExited, EpisodeFinished, ProgramSnapshotted, RunEnded, SubmissionRejected
+from evoledger.ledger.store import Ledger
+from evoledger.ledger.verify import verify
+from evoledger.projections import mirror, run_state
+from evoledger.projections.mirror_files import Difference, diff_mirror
+
+# Speaks the Session protocol with the standard library only (importing evoledger would cost ~0.7 s per Agent).
+PRELUDE = r"""
+import json, os, socket, struct, subprocess, sys, time
+WS = os.environ["EVOLEDGER_WORKSPACE"]
+
+def call(method, **params):
+    s = socket.socket(socket.AF_UNIX)
+    s.connect(os.environ["EVOLEDGER_SESSION_SOCKET"])
+    body = json.dumps({"protocol": "evoledger.session/1", "id": "a", "method": method, "params": params}).encode()
+    s.sendall(struct.pack(">I", len(body)) + body)
+    data = b""
+    while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
+        chunk = s.recv(65536)
+        if not chunk:
+            raise EOFError("the Host closed the connection")
+        data += chunk
+    s.close()
+    return json.loads(data[4:])
+
+def note(name, value):
+    with open(os.path.join(WS, "analysis", name), "w") as f:
+        json.dump(value, f)
+
+def write_program(source):
+    with open(os.path.join(WS, "program", "policy.py"), "w") as f:
+        f.write(source)
+"""
+
+RANDOM_POLICY = """
+def make_policy(context):
+    context.action_space.seed(context.policy_seed % 2**32)
+
+    class _Policy:
+        def act(self, observation):
+            return context.action_space.sample()
+
+    return _Policy()
+"""
+
+FAILING_POLICY = """
+def make_policy(context):
+    class _Policy:
+        def act(self, observation):
+            raise RuntimeError("always wrong")
+
+    return _Policy()
+"""
+
+BINARY_SEARCH_POLICY = """
+class _Policy:
+    def __init__(self, n):
+        self.low, self.high, self.last = 0, n - 1, None
+
+    def act(self, observation):
+        if self.last is not None:
+            if observation[0] > 0:
+                self.low = self.last + 1
+            elif observation[0] < 0:
+                self.high = self.last - 1
+        self.last = (self.low + self.high) // 2
+        return self.last
+
+
+def make_policy(context):
+    return _Policy(context.action_space.n)
+"""
+
+
+@dataclass(frozen=True)
+class AgentRun:
+    """One finished Run of a scripted Agent."""
+
+    root: Path
+    result: RunResult
+
+    @property
+    def run_dir(self) -> Path:
+        return self.root / "r"
+
+    def note(self, name: str) -> Any:
+        return json.loads((self.run_dir / "workspace" / "analysis" / name).read_text(encoding="utf-8"))
+
+    def events(self, kind: str) -> list[Any]:
+        with Ledger.open(self.run_dir) as book:
+            return [r.event for r in book.events(kinds=[kind])]
+
+    def state(self) -> run_state.RunState:
+        with Ledger.open(self.run_dir) as book:
+            return run_state.fold(r.event for r in book.events())
+
+    def mirror_differences(self) -> list[Difference]:
+        with Ledger.open(self.run_dir) as book:
+            fresh = mirror.fold((r.stored.visibility, r.event) for r in book.events())
+            return diff_mirror(fresh, self.run_dir / "workspace" / "feedback", book.objects)
+
+
+def _new_root() -> Path:
+    return Path(tempfile.mkdtemp(prefix="eva-", dir="/tmp"))  # short: Unix socket paths are limited
+
+
+def _run_agent(root: Path, body: str, *, program: str = RANDOM_POLICY, **config: Any) -> AgentRun:
+    """Run the Agent ``PRELUDE + body`` on toy-counter with a tiny budget (overridable through ``config``)."""
+    script = root / "agent.py"
+    script.write_text(PRELUDE + textwrap.dedent(body), encoding="utf-8")
+    initial = root / "initial-program"
+    initial.mkdir()
+    (initial / "policy.py").write_text(program.lstrip(), encoding="utf-8")
+    settings: dict[str, Any] = {
+        "benchmark": BenchmarkRef(name="toy-counter"),
+        "episode_budget": 4,
+        "validation": ValidationConfig(episodes=0),
+        "assessment": AssessmentConfig(episodes=0),
+        "finish_grace_seconds": 0.5,
+        "agent": AgentConfig(name=f"command:{sys.executable} {script}"),
+        **config,
+    }
+    result = run(RunConfig(**settings), record_to=root / "r", initial_program=initial)
+    return AgentRun(root, result)
+
+
+def _running(pid: int) -> bool:
+    """Whether ``pid`` exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="ascii") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+
+
+def _wait_gone(pid: int, seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while _running(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
+
+
+def _kill(pid: int) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+
+
+@pytest.fixture
+def root() -> Iterator[Path]:
+    path = _new_root()
+    yield path
+    shutil.rmtree(path, ignore_errors=True)
+
+
+# ------------------------------------------------------------------------------------------------ leaving early
+
+
+def test_an_agent_that_exits_without_finishing_ends_the_run_as_agent_exited(root: Path) -> None:
+    done = _run_agent(
+        root,
+        """
+        reply = call("submit", program="program", episodes="0:1")
+        note("reply.json", reply)
+        # the local backend does not hide the Run directory from the Agent (docs/security.md)
+        import sqlite3
+        db = sqlite3.connect("file:" + os.path.join(WS, "..", "ledger.sqlite") + "?mode=ro", uri=True)
+        rows = db.execute("SELECT payload FROM events WHERE kind = 'episode-planned' ORDER BY seq").fetchall()
+        note("peek.json", [json.loads(payload)["env_seed"] for (payload,) in rows])
+        """,
+    )
+    assert done.note("reply.json")["ok"] is True
+    assert done.result.reason == "agent_exited"
+    assert done.result.selected is None
+    assert done.result.budget_used == 1
+    (ended,) = done.events("run-ended")
+    assert isinstance(ended, RunEnded)
+    assert (ended.reason, ended.selected_submission_id, ended.summary["candidates"]) == ("agent_exited", None, [])
+    assert done.events("candidate-selected") == []
+    (exited,) = done.events("agent-exited")
+    assert isinstance(exited, AgentExited)
+    assert (exited.exit_code, exited.reason) == (0, "agent_exited")
+    assert verify(done.run_dir).ok
+    assert done.mirror_differences() == []
+    audit = replay(done.run_dir, execute=True)
+    assert audit.ok, audit.first_failure
+    # measured fact: the Agent read every Host seed straight from ../ledger.sqlite
+    planned = [e.env_seed for e in done.events("episode-planned")]
+    assert done.note("peek.json") == planned
+
+
+def test_an_agent_that_exits_non_zero_ends_the_run_as_agent_failed(root: Path) -> None:
+    done = _run_agent(root, 'call("submit", program="program", episodes="0:1")\nsys.exit(3)\n')
+    assert done.result.reason == "agent_failed"
+    (exited,) = done.events("agent-exited")
+    assert (exited.exit_code, exited.signal, exited.reason) == (3, None, "agent_failed")
+    (ended,) = done.events("run-ended")
+    assert ended.reason == "agent_failed"
+    assert verify(done.run_dir).ok
+
+
+def test_an_agent_that_hangs_is_stopped_at_its_timeout_with_its_whole_group(root: Path) -> None:
+    began = time.monotonic()
+    done = _run_agent(
+        root,
+        """
+        helper = subprocess.Popen(["sleep", "60"])
+        note("helper.json", helper.pid)
+        call("submit", program="program", episodes="0:1")
+        time.sleep(60)
+        """,
+        agent_timeout_seconds=1.0,
+    )
+    helper = done.note("helper.json")
+    try:
+        assert done.result.reason == "agent_timeout"
+        assert time.monotonic() - began < 8  # timeout 1 s, SIGTERM honoured at once (SIGKILL after 5 s otherwise)
+        (exited,) = done.events("agent-exited")
+        assert exited.reason == "agent_timeout"
+        assert exited.signal == signal.SIGTERM
+        assert exited.exit_code is None
+        assert done.result.budget_used == 1  # the submission made before hanging counts
+        assert _wait_gone(helper, 2.0), "the hanging Agent's helper process survived"
+        assert verify(done.run_dir).ok
+    finally:
+        _kill(helper)
+
+
+@pytest.fixture(scope="module")
+def leftovers() -> Iterator[tuple[AgentRun, int, int]]:
+    """An Agent that exits leaving two sleepers: one in its process group, one that called setsid()."""
+    path = _new_root()
+    done = _run_agent(
+        path,
+        """
+        child = subprocess.Popen(["sleep", "60"])
+        daemon = subprocess.Popen(["sleep", "60"], start_new_session=True)
+        note("pids.json", {"child": child.pid, "daemon": daemon.pid})
+        call("submit", program="program", episodes="0:1")
+        """,
+    )
+    pids = done.note("pids.json")
+    yield done, pids["child"], pids["daemon"]
+    for pid in pids.values():
+        _kill(pid)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_a_child_the_agent_leaves_in_its_group_is_gone_after_the_run(leftovers: tuple[AgentRun, int, int]) -> None:
+    done, child, _daemon = leftovers
+    assert done.result.reason == "agent_exited"
+    assert _wait_gone(child, 2.0), f"the Agent's child {child} outlived the Run"
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "limitation of the local backend: an Agent's child that calls setsid() (setsid, nohup-style daemons, "
+        "start_new_session=True) leaves the Agent's process group, so stopping the group misses it and it outlives "
+        "the Run, still able to edit the Run directory. Fix: make the Host a child subreaper "
+        "(PR_SET_CHILD_SUBREAPER) and end every descendant, or run the Agent in a pid namespace or cgroup "
+        "(bubblewrap --unshare-pid --die-with-parent, systemd-run --scope)"
+    ),
+)
+def test_a_daemon_the_agent_leaves_behind_is_gone_after_the_run(leftovers: tuple[AgentRun, int, int]) -> None:
+    _done, _child, daemon = leftovers
+    assert _wait_gone(daemon, 1.0), f"the Agent's setsid() child {daemon} outlived the Run"
+
+
+# ------------------------------------------------------------------------------------------------ feedback/ vandalism
+
+
+@pytest.fixture(scope="module")
+def vandal() -> Iterator[tuple[AgentRun, list[Difference]]]:
+    """An Agent that deletes, forges and adds mirror files, then removes feedback/ entirely, between submissions."""
+    path = _new_root()
+    done = _run_agent(
+        path,
+        """
+        import shutil
+        fb = os.path.join(WS, "feedback")
+        seen = {}
+        call("submit", program="program", episodes="0:1")
+        os.remove(os.path.join(fb, "submission-000001", "feedback.json"))
+        with open(os.path.join(fb, "rejections.json"), "w") as f:
+            f.write("forged")
+        with open(os.path.join(fb, "extra.txt"), "w") as f:
+            f.write("planted")
+        call("submit", program="program", episodes="1:2")
+        seen["after_edit"] = sorted(
+            os.path.relpath(os.path.join(d, n), fb) for d, _, names in os.walk(fb) for n in names
+        )
+        seen["rejections_after_edit"] = open(os.path.join(fb, "rejections.json")).read()
+        shutil.rmtree(fb)
+        call("submit", program="program", episodes="2:3")
+        seen["after_delete"] = sorted(
+            os.path.relpath(os.path.join(d, n), fb) for d, _, names in os.walk(fb) for n in names
+        )
+        note("seen.json", seen)
+        call("finish", candidates=["submission-000003"])
+        """,
+    )
+    differences = done.mirror_differences()  # taken before any test rebuilds the mirror
+    yield done, differences
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_vandalising_feedback_does_not_disturb_the_run_and_replay_rebuilds_it(
+    vandal: tuple[AgentRun, list[Difference]],
+) -> None:
+    done, _differences = vandal
+    assert done.result.reason == "finished"
+    assert done.result.selected == "submission-000003"
+    assert done.result.budget_used == 3
+    assert verify(done.run_dir).ok
+    rebuilt = replay(done.run_dir, rebuild=True)
+    assert rebuilt.ok, rebuilt.first_failure
+    assert done.mirror_differences() == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "bug: the Host's mirror sync is incremental (FeedbackPublisher.refresh passes previous=the last synced "
+        "state), so files the Agent deleted or edited in feedback/ stay deleted or edited and planted files stay: "
+        "after the Run the mirror differs from a fresh fold. Fix: reconcile with the disk (sync_mirror with "
+        "previous=None, which compares bytes) at least on every publication and once after the Agent exits"
+    ),
+)
+def test_the_hosts_next_sync_repairs_vandalised_feedback(vandal: tuple[AgentRun, list[Difference]]) -> None:
+    done, differences = vandal
+    seen = done.note("seen.json")
+    assert "submission-000001/feedback.json" in seen["after_edit"]
+    assert "extra.txt" not in seen["after_edit"]
+    assert seen["rejections_after_edit"] != "forged"
+    assert "submission-000001/feedback.json" in seen["after_delete"]
+    assert differences == []
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "bug: when the Agent replaces workspace/feedback with a symlink, the Host follows it: it writes the mirror "
+        "into the link's target, and a full sync (resume, `evoledger replay --rebuild`) deletes every file there "
+        "that the mirror does not name - anywhere the Host can write. Fix: sync_mirror/_check_target must lstat "
+        "the target and replace a symlink (or any non-directory) with a fresh directory, never follow it"
+    ),
+)
+def test_a_symlinked_feedback_folder_is_never_followed(root: Path) -> None:
+    done = _run_agent(
+        root,
+        """
+        import shutil
+        call("submit", program="program", episodes="0:1")
+        decoy = os.path.join(WS, "analysis", "decoy")
+        os.makedirs(decoy)
+        with open(os.path.join(decoy, "canary.txt"), "w") as f:
+            f.write("the Agent's own notes")
+        shutil.rmtree(os.path.join(WS, "feedback"))
+        os.symlink(decoy, os.path.join(WS, "feedback"))
+        call("submit", program="program", episodes="1:2")
+        call("finish", candidates=["submission-000002"])
+        """,
+    )
+    assert done.result.reason == "finished"
+    decoy = done.run_dir / "workspace" / "analysis" / "decoy"
+    assert not (done.run_dir / "workspace" / "feedback").is_symlink()
+    assert sorted(p.name for p in decoy.iterdir()) == ["canary.txt"]  # nothing written through the link
+    replay(done.run_dir, rebuild=True)
+    assert (decoy / "canary.txt").exists()  # and nothing deleted through it
+
+
+# ------------------------------------------------------------------------------------------------ snapshot race
+
+VERSION_A = "VERSION = 'A'\n" + BINARY_SEARCH_POLICY + ("# " + "a" * 70 + "\n") * 300
+VERSION_B = "VERSION = 'B'\n" + RANDOM_POLICY + ("# " + "b" * 70 + "\n") * 450
+
+
+@pytest.fixture(scope="module")
+def snapshot_race() -> Iterator[AgentRun]:
+    """An Agent whose background thread rewrites policy.py in place (truncate + one write) while it submits."""
+    path = _new_root()
+    done = _run_agent(
+        path,
+        f"""
+        import threading
+        A, B = {VERSION_A.encode()!r}, {VERSION_B.encode()!r}
+        path = os.path.join(WS, "program", "policy.py")
+        stop = threading.Event()
+
+        def rewrite():
+            while not stop.is_set():
+                for data in (A, B):
+                    fd = os.open(path, os.O_WRONLY | os.O_TRUNC)
+                    os.write(fd, data)
+                    os.close(fd)
+
+        writer = threading.Thread(target=rewrite, daemon=True)
+        writer.start()
+        replies = [call("submit", program="program", episodes=f"{{i}}:{{i + 1}}") for i in range(6)]
+        stop.set()
+        writer.join()
+        replies.append(call("submit", program="program", episodes="6:7"))  # the writer has stopped at version B
+        note("replies.json", replies)
+        accepted = [r["result"]["submission_id"] for r in replies if r["ok"]]
+        call("finish", candidates=accepted[-1:])
+        """,
+        program=VERSION_A,
+        episode_budget=8,
+    )
+    yield done
+    shutil.rmtree(path, ignore_errors=True)
+
+
+def test_writing_into_program_during_submissions_never_breaks_the_run(snapshot_race: AgentRun) -> None:
+    done = snapshot_race
+    replies = done.note("replies.json")
+    assert done.result.reason == "finished"
+    assert verify(done.run_dir).ok
+    state = done.state()
+    assert state.charged - state.refunded + state.budget_left == state.episode_budget
+    for rejected in done.events("submission-rejected"):
+        assert isinstance(rejected, SubmissionRejected)
+        assert rejected.code == "program_invalid"
+        assert "changed during capture" in rejected.message
+    assert sum(1 for r in replies if r["ok"]) == state.submissions_used
+    # what ran is exactly what was snapshotted: each Program directory the Host executed holds the snapshot's bytes
+    with Ledger.open(done.run_dir) as book:
+        for event in (r.event for r in book.events(kinds=["program-snapshotted"])):
+            assert isinstance(event, ProgramSnapshotted)
+            executed = done.run_dir / "host" / "programs" / event.program_digest.removeprefix("sha256:")[:32]
+            if executed.exists():
+                assert digest_of((executed / "policy.py").read_bytes()) == event.files["policy.py"]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason=(
+        "bug: the snapshot accepts policy.py caught between the writer's O_TRUNC and its write (an empty file, "
+        "sha256 e3b0c442...): the stat-before/stat-after check compares coarse (jiffy) timestamps, so "
+        "truncate -> write -> truncate inside one tick looks unchanged, and a file that is empty for the whole "
+        "capture is stable anyway. Measured: ~85% of captures under a rewriting loop were empty. Fix: treat files "
+        "whose mtime/ctime is within a settle window (a few timestamp ticks) of the capture as still being written: "
+        "wait the window, re-scan, and refuse with 'changed during capture' if anything moved"
+    ),
+)
+def test_an_accepted_snapshot_is_always_one_complete_version_of_the_file(snapshot_race: AgentRun) -> None:
+    done = snapshot_race
+    versions = {digest_of(VERSION_A.encode()), digest_of(VERSION_B.encode())}
+    snapshots = [e for e in done.events("program-snapshotted") if isinstance(e, ProgramSnapshotted)]
+    submitted = [e.files["policy.py"] for e in snapshots if e.source == "submission"]
+    assert submitted, "no submission was accepted at all"
+    assert set(submitted) <= versions
+    assert submitted[-1] == digest_of(VERSION_B.encode())  # the submission made after the writer stopped
+    finished = [e for e in done.events("episode-finished") if isinstance(e, EpisodeFinished)]
+    assert finished[-1].status == "ok"
+
+
+# ------------------------------------------------------------------------------------------------ never finishing
+
+
+def test_best_public_fallback_selects_the_best_public_score_when_the_agent_never_finishes(root: Path) -> None:
+    done = _run_agent(
+        root,
+        f"""
+        write_program({FAILING_POLICY!r})
+        call("submit", program="program", episodes="0:1")
+        write_program({BINARY_SEARCH_POLICY!r})
+        call("submit", program="program", episodes="1:2")
+        write_program({FAILING_POLICY!r})
+        call("submit", program="program", episodes="2:3")
+        """,
+        fallback="best_public",
+        validation=ValidationConfig(episodes=2),
+        assessment=AssessmentConfig(episodes=2),
+    )
+    assert [s["score"] for s in done.result.submissions] == [0.0, 1.0, 0.0]
+    assert done.result.reason == "agent_exited"
+    assert done.result.selected == "submission-000002"
+    assert done.result.assessment_score == 1.0
+    (selected,) = done.events("candidate-selected")
+    assert selected.submission_id == "submission-000002"
+    (ended,) = done.events("run-ended")
+    assert (ended.reason, ended.selected_submission_id) == ("agent_exited", "submission-000002")
+    assert "best_public" in ended.message
+    assert ended.summary["candidates"] == ["submission-000002"]
+    assert verify(done.run_dir).ok
