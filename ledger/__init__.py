@@ -17,6 +17,7 @@ from evoledger.ledger.errors import (
     ObjectMissingError,
     SchemaError,
     SnapshotError,
+    StorageFullError,
     UnknownNameError,
 )
 from evoledger.ledger.head import Head
@@ -44,6 +45,7 @@ __all__ = [
     "RecordedEvent",
     "SchemaError",
     "SnapshotError",
+    "StorageFullError",
     "UnknownNameError",
     "VerifyReport",
     "canonical_json",

@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Final
 
 import sqlite_utils
-from evoledger.ledger.errors import EvoLedgerError, InputError, IntegrityError, LedgerError, SchemaError
+from evoledger.ledger.errors import (
+    EvoLedgerError,
+    InputError,
+    IntegrityError,
+    LedgerError,
+    SchemaError,
+    StorageFullError,
+)
 
 __all__ = ["DATABASE_NAME", "LEDGER_FORMAT", "SQLITE_ERRORS", "Database", "database_failure"]
 
@@ -40,6 +47,11 @@ def database_failure(exc: Exception, path: Path, doing: str) -> EvoLedgerError:
     text = str(exc)
     if isinstance(exc, sqlite3.ProgrammingError) and "closed" in text:
         return InputError(f"cannot keep {doing}: the ledger at {path.parent} is closed; open it again")
+    if isinstance(exc, sqlite3.OperationalError) and "disk is full" in text:
+        return StorageFullError(
+            f"no space left for {path} while {doing} ({text}): nothing of this write was recorded and the ledger "
+            f"is intact: free disk space, then continue with `evoledger resume {path.parent}`."
+        )
     if isinstance(exc, sqlite3.OperationalError) and ("locked" in text or "busy" in text):
         return LedgerError(
             f"{path} is busy: SQLite failed while {doing}: {text}. Another connection holds a write "

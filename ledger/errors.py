@@ -16,6 +16,7 @@ to a process exit code so the CLI can translate errors without knowing every cla
     │   ├── ObjectMissingError                   an Object digest has no bytes and no eviction record
     │   ├── ObjectEvictedError                   an Object's bytes were evicted on purpose (bulk retention)
     │   ├── SchemaError                          a stored event cannot be parsed or upcast
+    │   ├── StorageFullError                     the disk is full: nothing was recorded; free space, resume
     │   ├── ConcurrencyError            exit 4   a stale expected head: someone else appended first
     │   └── LedgerLockedError           exit 4   another process holds the single-writer lock
     └── InfraError                      exit 5   an Environment, Benchmark or Host fault (never the Policy's)
@@ -44,6 +45,7 @@ __all__ = [
     "ObjectMissingError",
     "SchemaError",
     "SnapshotError",
+    "StorageFullError",
     "UnknownNameError",
 ]
 
@@ -120,6 +122,10 @@ class ObjectEvictedError(LedgerError, KeyError):
 
 class SchemaError(LedgerError):
     """A stored event cannot be parsed, or no upcaster leads from its version to the current one."""
+
+
+class StorageFullError(LedgerError):
+    """The disk (or quota) is full. The refused write was rolled back whole; free space, then resume."""
 
 
 class ConcurrencyError(LedgerError):

@@ -19,6 +19,7 @@ Object, so ``get``/``size``/``evict`` raise :class:`ObjectMissingError` naming t
 
 from __future__ import annotations
 
+import errno
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
@@ -29,7 +30,13 @@ from typing import Final, Literal
 import zstandard
 from evoledger.ledger.canonical import digest_of, is_digest
 from evoledger.ledger.database import SQLITE_ERRORS, Database, database_failure
-from evoledger.ledger.errors import InputError, IntegrityError, ObjectEvictedError, ObjectMissingError
+from evoledger.ledger.errors import (
+    InputError,
+    IntegrityError,
+    ObjectEvictedError,
+    ObjectMissingError,
+    StorageFullError,
+)
 
 __all__ = [
     "DEFAULT_LARGE_THRESHOLD",
@@ -303,4 +310,8 @@ def _write_atomically(path: Path, data: bytes) -> None:
             os.close(dir_fd)
     except OSError as exc:
         tmp.unlink(missing_ok=True)
+        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise StorageFullError(
+                f"no space left to write Object file {path}: nothing was recorded; free disk space, then resume."
+            ) from exc
         raise IntegrityError(f"cannot write Object file {path}: {exc}; check disk space and permissions") from exc

@@ -25,7 +25,8 @@ import os
 import shutil
 import stat
 import tempfile
-from collections.abc import Mapping
+import time
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
@@ -284,21 +285,53 @@ def _put(objects: ObjectSink, data: bytes) -> str:
     return digest
 
 
+_SETTLE_ATTEMPTS = 20
+
+
+def _settled_scan(
+    root: Path, limits: SnapshotLimits, settle_seconds: float, clock: Callable[[], int], sleep: Callable[[float], None]
+) -> dict[str, _FileState]:
+    state = _scan(root, limits)
+    if settle_seconds <= 0:
+        return state
+    window = int(settle_seconds * 1e9)
+    for _ in range(_SETTLE_ATTEMPTS):
+        newest = max((max(f.mtime_ns, f.ctime_ns) for f in state.values()), default=0)
+        wait = newest + window - clock()
+        if wait <= 0:
+            return state
+        sleep(wait / 1e9)
+        state = _scan(root, limits)
+    raise SnapshotError(
+        f"files in {root} changed during capture and kept changing for {_SETTLE_ATTEMPTS} settle windows of "
+        f"{settle_seconds} s; finish writing the Program before submitting it"
+    )
+
+
 def snapshot_program(
     directory: Path,
     objects: ObjectSink,
     *,
     entry_point: str = "policy.py",
     limits: SnapshotLimits = SnapshotLimits(),
+    settle_seconds: float = 0.0,
+    clock: Callable[[], int] = time.time_ns,
+    sleep: Callable[[float], None] = time.sleep,
 ) -> ProgramSnapshot:
-    """Capture the Program in ``directory``: store each file and the manifest in ``objects``."""
+    """Capture the Program in ``directory``: store each file and the manifest in ``objects``.
+
+    With ``settle_seconds``, capture waits until no file was modified within that window: file timestamps
+    are coarse (a clock tick), so a rewrite inside the tick of the first scan could otherwise look
+    unchanged; once every file is older than the window, any later write gets a newer timestamp and the
+    final re-scan refuses the capture. Files that never settle are refused.
+    """
     root = Path(directory)
     if not root.is_dir():
         raise SnapshotError(f"{root} is not a directory; pass the Program directory (it holds {entry_point})")
     problem = check_program_path(entry_point)
     if problem is not None:
         raise SnapshotError(f"entry point {entry_point!r} is not a valid Program path: {problem}")
-    before = _scan(root, limits)
+    before = _settled_scan(root, limits, settle_seconds, clock, sleep)
     if entry_point not in before:
         raise SnapshotError(
             f"entry point {entry_point!r} not found in {root}; create it or pass entry_point=... naming "

@@ -232,6 +232,11 @@ def _matches(source: FileSource, on_disk: bytes | None, objects: ObjectSource) -
     return data == on_disk, data
 
 
+def _is_link(path: Path) -> bool:
+    st = _lstat(path)
+    return st is not None and stat.S_ISLNK(st.st_mode)
+
+
 def _check_target(target: Path) -> None:
     if _lstat(target) is not None and not target.is_dir():
         raise InputError(f"mirror target {target} exists and is not a folder; remove it or pick another path")
@@ -249,6 +254,9 @@ def sync_mirror(
     a Host starts or resumes: that reconciles with whatever is on disk).
     """
     target = Path(target)
+    if _is_link(target):
+        target.unlink()  # the link itself, never what it points to; the mirror is rebuilt below
+        previous = None
     _check_target(target)
     target.mkdir(parents=True, exist_ok=True)
     deleted: list[str] = []
@@ -294,6 +302,8 @@ def sync_mirror(
 def diff_mirror(state: MirrorState, target: Path, objects: ObjectSource) -> list[Difference]:
     """The files of ``target`` that differ from ``state``, sorted by path (empty when they agree)."""
     target = Path(target)
+    if _is_link(target):
+        return [Difference(".", "changed")]  # the folder itself was replaced by a link: never followed
     _check_target(target)
     out: list[Difference] = []
     for rel, source in state.files.items():

@@ -14,12 +14,13 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import signal
 import socket
 import subprocess
 import sys
 import time
 from collections import deque
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from types import TracebackType
 from typing import Final, Protocol, Self, runtime_checkable
 
@@ -52,7 +53,31 @@ _WORKER_ENVIRONMENT: Final = {
     # A fixed hash seed: set/dict iteration over str in Policies and Environments replays identically.
     "PYTHONHASHSEED": "0",
 }
+_INHERITED: Final = frozenset({"PATH", "HOME", "LANG", "LC_ALL", "LC_CTYPE", "TZ", "TMPDIR", "PYTHONPATH"})
+_INHERITED_PREFIXES: Final = ("OPENBLAS_", "MKL_", "OMP_", "GOTO", "NUMEXPR_")
+"""What a worker (and so every Policy) may inherit from the Host: never API keys or other secrets.
+Numeric-library settings are kept: some CPUs need OPENBLAS_CORETYPE for correct results."""
+
+
+def worker_environment(parent: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The minimal environment a worker process starts with."""
+    source = os.environ if parent is None else parent
+    kept = {k: v for k, v in source.items() if k in _INHERITED or k.startswith(_INHERITED_PREFIXES)}
+    return {**kept, **_WORKER_ENVIRONMENT}
+
+
 _STOP_GRACE_SECONDS: Final = 5.0
+_WATCHDOG_SLACK_SECONDS: Final = 0.5
+
+
+def _watchdog_seconds(task: EpisodeTask) -> float:
+    """How long one Episode may take in wall-clock time before its worker is presumed stuck.
+
+    The Policy's own limits, plus an allowance for Environment time of max(1 s, the Policy's Episode budget).
+    """
+    limits = task.limits
+    environment = max(1.0, limits.episode_policy_seconds)
+    return limits.make_policy_timeout_seconds + limits.episode_policy_seconds + environment + _WATCHDOG_SLACK_SECONDS
 
 
 @runtime_checkable
@@ -91,7 +116,7 @@ class _Worker:
                 stdin=subprocess.DEVNULL,
                 stdout=2,  # a Benchmark's prints must never reach the caller's stdout
                 start_new_session=True,  # a terminal's Ctrl-C reaches the coordinator, which shuts workers down
-                env={**os.environ, **_WORKER_ENVIRONMENT},
+                env=worker_environment(),
             )
         finally:
             theirs.close()
@@ -101,6 +126,8 @@ class _Worker:
         self.task_id: int | None = None
         self.accepted = False
         """Whether the worker acknowledged its current task (before that, its death re-queues the task)."""
+        self.deadline = 0.0
+        self.overdue = False
         self.dispatched_at = 0.0
         self.channel.send(TO_WORKER_BENCHMARK + benchmark_json)
 
@@ -263,6 +290,7 @@ class LocalExecutor:
                 worker.task_id = task_id
                 worker.accepted = False
                 worker.dispatched_at = time.perf_counter()
+                worker.deadline = worker.dispatched_at + _watchdog_seconds(tasks[position])
                 try:
                     worker.channel.send(TO_WORKER_TASK + task_to_json(tasks[position], task_id))
                 except ChannelClosed:  # it died while idle: the task never started, so it goes back in line
@@ -274,8 +302,13 @@ class LocalExecutor:
     def _wait(self, tasks: list[EpisodeTask], positions: dict[int, int], done: dict[int, EpisodeOutcome]) -> None:
         ready = [w for w in self._workers if w.channel.pending()]
         if not ready:
-            readable, _, _ = select.select([w.channel.fileno() for w in self._workers], [], [])
+            deadlines = [w.deadline for w in self._workers if w.task_id is not None]
+            timeout = max(0.0, min(deadlines) - time.perf_counter()) if deadlines else None
+            readable, _, _ = select.select([w.channel.fileno() for w in self._workers], [], [], timeout)
             ready = [w for w in self._workers if w.channel.fileno() in readable]
+            if not ready:
+                self._kill_overdue()
+                return
         for worker in ready:
             try:
                 frame = worker.channel.receive()
@@ -293,10 +326,22 @@ class LocalExecutor:
             else:
                 self._handle_startup_frame(worker, frame)
 
+    def _kill_overdue(self) -> None:
+        """A worker past its task's wall-clock deadline is stuck (stopped, or an Environment that hangs): kill its
+        whole process group; its channel then closes and it is replaced, the Episode becoming an infra fault."""
+        now = time.perf_counter()
+        for worker in self._workers:
+            if worker.task_id is not None and now >= worker.deadline and not worker.overdue:
+                worker.overdue = True
+                with contextlib.suppress(ProcessLookupError, PermissionError):
+                    os.killpg(worker.process.pid, signal.SIGKILL)
+
     def _replace(
         self, worker: _Worker, tasks: list[EpisodeTask], positions: dict[int, int], done: dict[int, EpisodeOutcome]
     ) -> None:
         how = worker.exit_description()
+        if worker.overdue:
+            how = f"exceeded its wall-clock deadline and was killed ({how})"
         worker.channel.close()
         if not worker.ready:
             raise InfraError(f"replacement worker {worker.slot} {how} during start-up")

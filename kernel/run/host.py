@@ -40,6 +40,9 @@ from evoledger.projections.run_state import RunState, apply
 
 __all__ = ["RunHost", "submission_id_for"]
 
+_SNAPSHOT_SETTLE_SECONDS = 0.1
+"""A submitted Program is captured only once no file changed for this long (a torn write is never taken)."""
+
 
 def submission_id_for(position: int) -> str:
     """The id of the ``position``-th accepted Submission (1-based): ``submission-000001``."""
@@ -160,7 +163,7 @@ class RunHost:
                 "program_invalid", f"program path {program!r} is outside the workspace; submit e.g. 'program'", request
             )
         try:
-            return snapshot_program(candidate, self._ledger.objects)
+            return snapshot_program(candidate, self._ledger.objects, settle_seconds=_SNAPSHOT_SETTLE_SECONDS)
         except SnapshotError as exc:
             raise self._reject_submission("program_invalid", str(exc), request) from None
 

@@ -8,7 +8,9 @@ from which ``evoledger replay --rebuild`` reproduces the same folder.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Protocol
 
 from evoledger.kernel.run.config import RunConfig
@@ -20,6 +22,19 @@ from evoledger.projections.mirror_files import sync_mirror
 from evoledger.projections.run_state import RunState
 
 __all__ = ["FeedbackPublisher"]
+
+
+def _count_files(root: Path) -> int:
+    count = 0
+    stack = [root]
+    while stack:
+        with os.scandir(stack.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    stack.append(Path(entry.path))
+                else:
+                    count += 1
+    return count
 
 
 class _Appender(Protocol):
@@ -37,6 +52,7 @@ class FeedbackPublisher:
         self.mirror = mirror.fold(recorded)
         self.retention = retention.fold(recorded)
         self._synced: mirror.MirrorState | None = None
+        self._stamps: dict[str, tuple[int, int, int]] = {}
         self._host: _Appender | None = None
         del state  # the run state is the Host's; kept in the signature for symmetry with on_published
 
@@ -59,8 +75,45 @@ class FeedbackPublisher:
             self._host.append([event])
             self._ledger.objects.evict_many([d for d in decision.digests if self._ledger.objects.has(d)])
         self._apply_recorded_evictions()
-        sync_mirror(self.mirror, self._layout.feedback, self._ledger.objects, previous=self._synced)
+        target = self._layout.feedback
+        if target.exists() and not target.is_symlink() and not target.is_dir():
+            target.unlink()  # the Agent replaced its Feedback folder by a file: the Host's folder comes back
+        previous = self._synced if not self._tampered() else None  # None: reconcile with the whole disk
+        sync_mirror(self.mirror, target, self._ledger.objects, previous=previous)
         self._synced = self.mirror
+        self._stamps = self._stamp_files()
+
+    def reconcile(self) -> None:
+        """Bring the mirror back in line with the whole disk (e.g. after the Agent exits, before judging)."""
+        self._synced = None
+        sync_mirror(self.mirror, self._layout.feedback, self._ledger.objects, previous=None)
+        self._synced = self.mirror
+        self._stamps = self._stamp_files()
+
+    def _stamp_files(self) -> dict[str, tuple[int, int, int]]:
+        stamps = {}
+        root = self._layout.feedback
+        for rel in self.mirror.files:
+            try:
+                st = os.lstat(root / rel)
+            except OSError:
+                continue
+            stamps[rel] = (st.st_size, st.st_mtime_ns, st.st_ino)
+        return stamps
+
+    def _tampered(self) -> bool:
+        """Whether anything under ``feedback/`` changed since the Host last wrote it (stat only: cheap)."""
+        root = self._layout.feedback
+        if root.is_symlink() or not root.is_dir():
+            return True
+        for rel, stamp in self._stamps.items():
+            try:
+                st = os.lstat(root / rel)
+            except OSError:
+                return True
+            if (st.st_size, st.st_mtime_ns, st.st_ino) != stamp:
+                return True
+        return _count_files(root) != len(self._stamps)
 
     def _apply_recorded_evictions(self) -> None:
         """Evict bytes the log says are evicted but the store still holds (a crash between the two)."""

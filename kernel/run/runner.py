@@ -121,16 +121,22 @@ def continue_run(
             layout.socket.unlink(missing_ok=True)
             with SessionServer(layout.socket) as server:
                 tick = (lambda: on_update(host.state)) if on_update is not None else None
-                drive_session(
-                    host=host,
-                    server=server,
-                    supervisor=supervisor,
-                    ledger=ledger,
-                    agent_name=coding_agent.name,
-                    attempt=attempt,
-                    grace_seconds=config.finish_grace_seconds,
-                    on_tick=tick,
-                )
+                try:
+                    drive_session(
+                        host=host,
+                        server=server,
+                        supervisor=supervisor,
+                        ledger=ledger,
+                        agent_name=coding_agent.name,
+                        attempt=attempt,
+                        grace_seconds=config.finish_grace_seconds,
+                        on_tick=tick,
+                    )
+                finally:
+                    # Whatever ended the Session (including a Host error): the Agent's authority ends with it.
+                    if supervisor.pid is not None:
+                        supervisor.stop(grace_seconds=1.0)
+            publisher.reconcile()  # undo anything the Agent did to feedback/ before judging
         validation = judge_run(
             host=host, ledger=ledger, layout=layout, config=config, benchmark=benchmark, plan=plan, executor=executor
         )

@@ -90,18 +90,6 @@ def test_an_append_on_a_full_disk_fails_cleanly_and_succeeds_once_space_is_freed
         assert verify(disk / "run").ok
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason=(
-        "bug: database_failure() turns SQLite's 'database or disk is full' into IntegrityError 'ledger.sqlite is "
-        "damaged or not an evoledger ledger ... restore the run from a backup' (exit 3), sending the operator to "
-        "a backup when the record is intact (verify passes) and freeing space is the fix. Fix: map "
-        "sqlite3.OperationalError with sqlite_errorcode SQLITE_FULL (and ENOSPC in objects._write_atomically) to "
-        "a dedicated error, e.g. a LedgerError subclass 'StorageFullError', saying 'the disk holding <run> is full; "
-        "nothing after event #<n> was recorded; free space, then run `evoledger resume <run>`'"
-    ),
-)
 def test_a_full_disk_is_reported_as_a_full_disk_not_as_damage() -> None:
     with _tmpfs("2m") as disk, Ledger.create(disk / "run") as book:
         book.append([_event()])
@@ -264,14 +252,5 @@ def test_a_run_that_fills_its_disk_stops_with_a_clear_error_and_resumes_once_spa
     assert not _running(full_disk_run.agent_pid)  # resume ended the first Agent's group
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug: when the Host stops with an error (here the full disk), the Agent keeps running: drive_session and "
-        "continue_run have no try/finally around the Session, so nobody stops the Agent's process group and a "
-        "coding-agent CLI goes on working (and spending) until `evoledger resume` kills it. Fix: stop the "
-        "supervisor (supervisor.stop) in a finally around drive_session, and record the exit when the ledger allows"
-    ),
-)
 def test_the_agent_is_stopped_when_the_host_fails(full_disk_run: FullDiskRun) -> None:
     assert not full_disk_run.agent_running_after_failure

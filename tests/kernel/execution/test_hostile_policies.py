@@ -333,16 +333,6 @@ def test_killing_the_worker_is_not_a_refunded_infra_fault(
     assert outcome.status not in ("ok", "infra_fault")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug: a Policy that SIGSTOPs its worker hangs the coordinator forever: LocalExecutor._wait blocks in select() "
-        "with no deadline, so neither the Episode limits nor the Agent timeout apply any more (SIGSTOP on the zygote "
-        "hangs the worker's next take_child the same way). Fix: a wall-clock deadline per dispatched task in "
-        "LocalExecutor._wait (the PolicyLimits plus an allowance for Environment time, within a few seconds for "
-        "these limits), after which the worker is killed and replaced; and keep the Policy from signalling it"
-    ),
-)
 def test_a_policy_that_stops_its_worker_cannot_hang_the_executor(
     programs: dict[str, Path], make_tasks: MakeTasks, hostile: Path
 ) -> None:
@@ -415,16 +405,6 @@ def test_fact_a_policy_running_as_root_can_read_its_episode_seed_from_the_worker
     assert int(report["hits"]) >= 1
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug: Policy processes inherit the Host's whole environment (workers start with {**os.environ}), so a Policy "
-        "reads secrets such as API keys that the Agent supervisor deliberately filters out of the Agent's "
-        "environment, and can print them into its log, which the Agent's mirror shows for failed Episodes. Fix: "
-        "start workers with a minimal environment (like build_agent_env) and clear os.environ in the Policy child "
-        "before loading policy.py; /proc/<parent>/environ needs the worker itself to start clean"
-    ),
-)
 def test_a_policy_cannot_read_the_hosts_environment(
     make_tasks: MakeTasks, hostile: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -349,15 +349,6 @@ def test_vandalising_feedback_does_not_disturb_the_run_and_replay_rebuilds_it(
     assert done.mirror_differences() == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug: the Host's mirror sync is incremental (FeedbackPublisher.refresh passes previous=the last synced "
-        "state), so files the Agent deleted or edited in feedback/ stay deleted or edited and planted files stay: "
-        "after the Run the mirror differs from a fresh fold. Fix: reconcile with the disk (sync_mirror with "
-        "previous=None, which compares bytes) at least on every publication and once after the Agent exits"
-    ),
-)
 def test_the_hosts_next_sync_repairs_vandalised_feedback(vandal: tuple[AgentRun, list[Difference]]) -> None:
     done, differences = vandal
     seen = done.note("seen.json")
@@ -368,15 +359,6 @@ def test_the_hosts_next_sync_repairs_vandalised_feedback(vandal: tuple[AgentRun,
     assert differences == []
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug: when the Agent replaces workspace/feedback with a symlink, the Host follows it: it writes the mirror "
-        "into the link's target, and a full sync (resume, `evoledger replay --rebuild`) deletes every file there "
-        "that the mirror does not name - anywhere the Host can write. Fix: sync_mirror/_check_target must lstat "
-        "the target and replace a symlink (or any non-directory) with a fresh directory, never follow it"
-    ),
-)
 def test_a_symlinked_feedback_folder_is_never_followed(root: Path) -> None:
     done = _run_agent(
         root,
@@ -464,17 +446,6 @@ def test_writing_into_program_during_submissions_never_breaks_the_run(snapshot_r
                 assert digest_of((executed / "policy.py").read_bytes()) == event.files["policy.py"]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "bug: the snapshot accepts policy.py caught between the writer's O_TRUNC and its write (an empty file, "
-        "sha256 e3b0c442...): the stat-before/stat-after check compares coarse (jiffy) timestamps, so "
-        "truncate -> write -> truncate inside one tick looks unchanged, and a file that is empty for the whole "
-        "capture is stable anyway. Measured: ~85% of captures under a rewriting loop were empty. Fix: treat files "
-        "whose mtime/ctime is within a settle window (a few timestamp ticks) of the capture as still being written: "
-        "wait the window, re-scan, and refuse with 'changed during capture' if anything moved"
-    ),
-)
 def test_an_accepted_snapshot_is_always_one_complete_version_of_the_file(snapshot_race: AgentRun) -> None:
     done = snapshot_race
     versions = {digest_of(VERSION_A.encode()), digest_of(VERSION_B.encode())}
