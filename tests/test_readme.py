@@ -43,3 +43,19 @@ def test_readme_main_command_runs(tmp_path: Path) -> None:
     done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "score" in done.stdout
+
+
+def test_readme_example_policy_runs_and_balances_the_pole(tmp_path: Path) -> None:
+    """The README's Policy Program block is a working Program (evaluated through the real stack)."""
+    from evoledger.kernel.evaluation import EvaluationConfig, evaluate
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```python\n(def make_policy\(context\):.*?)```", text, re.S)
+    assert block, "README.md lost its example Policy Program"
+    program = tmp_path / "program"
+    program.mkdir()
+    (program / "policy.py").write_text(block.group(1), encoding="utf-8")
+    result = evaluate(program, "cartpole", config=EvaluationConfig(episodes=3))
+    assert result.failures == 0
+    assert result.score is not None
+    assert result.score > 400  # the heuristic in the README really balances the pole
