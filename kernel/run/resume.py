@@ -60,7 +60,7 @@ def resume(
     on_update: Callable[[RunState], None] | None = None,
 ) -> RunResult:
     """Continue the Run in ``run_dir`` to its end. A Run that already ended is returned as it is."""
-    layout = RunLayout(Path(run_dir))
+    layout = RunLayout(Path(run_dir).resolve())
     with Ledger.open(layout.root, writable=True) as ledger:
         created = _run_created(ledger)
         try:

@@ -161,6 +161,7 @@ def run(
     >>> run(RunConfig(episode_budget=40), record_to=Path("runs/demo"))  # doctest: +SKIP
     """
     config = config or RunConfig()
+    make_agent(config.agent.name)  # an unknown Agent is refused before anything is created
     ledger, layout, benchmark, plan, _snapshot = create_run(
         record_to, config, initial_program=initial_program, registry=registry
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -80,7 +81,7 @@ def create_run(
 
     Refuses a directory that already holds a Run (resume it instead).
     """
-    layout = RunLayout(Path(root))
+    layout = RunLayout(Path(root).resolve())  # absolute: the Agent runs elsewhere and gets these paths
     if (layout.root / "ledger.sqlite").exists() or (layout.root / "ledger.head").exists():
         raise LedgerExistsError(
             f"{layout.root} already holds a Run; continue it with 'evoledger resume {layout.root}' "
@@ -90,6 +91,7 @@ def create_run(
     spec = benchmark.spec
     plan = plan_run(benchmark, config)
     source = initial_program or default_initial_program(config.benchmark.name)
+    fresh = not layout.root.exists()
     layout.root.mkdir(parents=True, exist_ok=True)
     ledger = Ledger.create(layout.root)
     try:
@@ -124,5 +126,7 @@ def create_run(
         )
     except BaseException:
         ledger.close()
+        if fresh:  # nothing was recorded that is worth keeping: no half-created Run is left behind
+            shutil.rmtree(layout.root, ignore_errors=True)
         raise
     return ledger, layout, benchmark, plan, snapshot

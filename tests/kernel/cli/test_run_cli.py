@@ -1,0 +1,71 @@
+"""`evoledger run` / `resume` through the CLI: relative paths, refusals that leave nothing behind, JSON."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from evoledger.kernel.cli import cli
+
+SMALL = ["--validation-episodes", "0", "--assessment-episodes", "2", "--episode-budget", "4"]
+
+
+@pytest.fixture
+def cwd(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    root = Path(tempfile.mkdtemp(prefix="evc-", dir="/tmp"))  # short: Unix socket paths are length-limited
+    monkeypatch.chdir(root)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_relative_record_directory_works_for_every_process(cwd: Path) -> None:
+    result = CliRunner().invoke(
+        cli, ["run", "frozen-lake", "--agent", "baseline", *SMALL, "--record-to", "runs/fl", "--json"]
+    )
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    assert data["reason"] == "finished"
+    assert Path(data["run_dir"]).is_absolute()
+    assert (cwd / "runs" / "fl" / "ledger.sqlite").exists()
+    again = CliRunner().invoke(cli, ["resume", "runs/fl", "--json"])
+    assert again.exit_code == 0, again.output
+    assert json.loads(again.output)["reason"] == "finished"
+
+
+def test_an_unknown_agent_is_refused_before_anything_is_created(cwd: Path) -> None:
+    result = CliRunner().invoke(cli, ["run", "--agent", "claud", "--record-to", "runs/x"])
+    assert result.exit_code == 2
+    assert "Did you mean 'claude-code'" in result.output
+    assert not (cwd / "runs" / "x").exists()
+
+
+def test_an_invalid_initial_program_leaves_no_half_created_run(cwd: Path) -> None:
+    (cwd / "prog").mkdir()
+    (cwd / "prog" / "notpolicy.py").write_text("x = 1\n")
+    result = CliRunner().invoke(cli, ["run", "--program", "prog", "--record-to", "runs/y"])
+    assert result.exit_code == 2
+    assert "policy.py" in result.output
+    assert not (cwd / "runs" / "y").exists()
+
+
+def test_an_unspendable_strict_budget_is_a_usage_error(cwd: Path) -> None:
+    result = CliRunner().invoke(
+        cli,
+        ["run", "--finish-budget-policy", "require_budget_exhaustion", "--max-submissions", "2",
+         "--max-episodes-per-submission", "3", "--record-to", "runs/z"],
+    )  # fmt: skip
+    assert result.exit_code == 2
+    assert "require_budget_exhaustion" in result.output
+    assert not (cwd / "runs" / "z").exists()
+
+
+def test_the_default_record_directory_never_overwrites_a_run(cwd: Path) -> None:
+    for _ in range(2):
+        result = CliRunner().invoke(cli, ["run", "frozen-lake", "--agent", "baseline", *SMALL, "--json"])
+        assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in (cwd / "runs").iterdir()) == ["frozen-lake-0", "frozen-lake-0-2"]
