@@ -20,6 +20,26 @@ __all__ = ["referenced_digests"]
 _REFERENCE_KEY: Final = re.compile(r"^(?:.+_)?digests?$")
 _FAST_REFS: Final = re.compile(rb'digest(?:":"(sha256:[0-9a-f]{64})"|s":\[((?:"sha256:[0-9a-f]{64}",?)*)\])')
 _DIGEST_BYTES: Final = re.compile(rb"sha256:[0-9a-f]{64}")
+_SINGLE_REFS: Final = re.compile(rb'_digest":"(sha256:[0-9a-f]{64})"')
+"""The common payload: every digest is the value of a ``<name>_digest`` key (e.g. an Episode's trajectory)."""
+
+
+def _single_refs(payload: bytes, total: int) -> list[str] | None:
+    """The references when every ``sha256:`` is a ``<name>_digest`` value of a well-formed key, else ``None``.
+
+    Without backslashes no key holds an escaped quote, so the last quote before a match opens its
+    key; that quote must follow ``{`` or ``,`` and the key must not be ``_digest`` alone. Then the
+    general scan below would accept exactly these matches, in this order.
+    """
+    if b"\\" in payload or b'"_digest"' in payload:
+        return None
+    found: list[str] = []
+    for match in _SINGLE_REFS.finditer(payload):
+        quote = payload.rfind(b'"', 0, match.start())
+        if quote < 1 or payload[quote - 1] not in b"{,":
+            return None
+        found.append(match.group(1).decode("ascii"))
+    return found if len(found) == total else None
 
 
 def referenced_digests(payload: bytes) -> list[str]:
@@ -27,6 +47,9 @@ def referenced_digests(payload: bytes) -> list[str]:
     total = payload.count(b"sha256:")
     if total == 0:
         return []
+    common = _single_refs(payload, total)
+    if common is not None:
+        return common
     found: list[str] = []
     for match in _FAST_REFS.finditer(payload):
         start = match.start()

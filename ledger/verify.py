@@ -19,10 +19,10 @@ import hashlib
 import json
 import os
 import re
-from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Final, Literal
+from typing import Any, Final
 
 from evoledger.ledger.canonical import is_digest
 from evoledger.ledger.database import DATABASE_NAME, SQLITE_ERRORS, Database
@@ -38,71 +38,28 @@ from evoledger.ledger.objects import OBJECTS_DIR_NAME, ObjectStore
 from evoledger.ledger.records import GENESIS_HASH
 from evoledger.ledger.reference_scan import referenced_digests
 from evoledger.ledger.store import Ledger
+from evoledger.ledger.verify_report import Problem, ProblemList, VerifyReport
 
-__all__ = ["EVICTION_KIND", "Problem", "VerifyReport", "referenced_digests", "verify"]
+__all__ = [
+    "EVENT_COLUMNS",
+    "EVICTION_KIND",
+    "LogRow",
+    "Problem",
+    "VerifyReport",
+    "referenced_digests",
+    "verify",
+    "verify_opened",
+]
 
 
 EVICTION_KIND: Final = "bulk-evicted"
-Check = Literal["database", "chain", "manifest", "object"]
+LogRow = tuple[Any, ...]
+"""One ``events`` row: ``(seq, kind, version, visibility, payload, prev_hash, hash, recorded_at)`` as SQLite
+returns it (typed loosely: a damaged row may hold values of any type, and verify reports that)."""
+EVENT_COLUMNS: Final = "seq, kind, version, visibility, payload, prev_hash, hash, recorded_at"
 
 # Led by a literal so the regex engine can skip ahead; the key's start is checked by hand below.
 _TIMESTAMP: Final = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z")
-
-
-@dataclass(frozen=True, slots=True)
-class Problem:
-    """One finding of :func:`verify`."""
-
-    check: Check
-    code: str
-    message: str
-    seq: int | None = None
-    digest: str | None = None
-    severity: Literal["error", "warning"] = "error"
-
-
-@dataclass(frozen=True, slots=True)
-class VerifyReport:
-    """What :func:`verify` found. ``ok`` is true when no problem is an error."""
-
-    run_dir: str
-    problems: tuple[Problem, ...]
-    events_checked: int
-    objects_checked: int
-    log_head: Head | None
-    manifest_head: Head | None
-    problems_omitted: int = 0
-
-    @property
-    def ok(self) -> bool:
-        return self.first_problem is None and self.problems_omitted == 0
-
-    @property
-    def first_problem(self) -> Problem | None:
-        """The first error (in check order: database, chain, manifest, objects)."""
-        return next((p for p in self.problems if p.severity == "error"), None)
-
-    def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
-        data["ok"] = self.ok
-        data["first_problem"] = None if self.first_problem is None else asdict(self.first_problem)
-        return data
-
-    def to_json(self) -> str:
-        return json.dumps(self.to_dict(), sort_keys=True, indent=2)
-
-
-@dataclass
-class _Findings:
-    limit: int
-    problems: list[Problem] = field(default_factory=list)
-    omitted: int = 0
-
-    def add(self, problem: Problem) -> None:
-        if len(self.problems) < self.limit:
-            self.problems.append(problem)
-        else:
-            self.omitted += 1
 
 
 @dataclass
@@ -118,7 +75,7 @@ class _Walk:
 
 def verify(target: Ledger | str | os.PathLike[str], *, max_problems: int = 200) -> VerifyReport:
     """Check a Ledger's hash chain, seq contiguity, head manifest and every Object."""
-    findings = _Findings(max_problems)
+    findings = ProblemList(max_problems)
     if isinstance(target, Ledger):
         with target.database.lock:  # no append interleaves with our reads
             return _verify_open(target.path, target.database, target.objects, target.manifest, findings)
@@ -147,13 +104,43 @@ def verify(target: Ledger | str | os.PathLike[str], *, max_problems: int = 200) 
         db.close()
 
 
+def verify_opened(
+    run_dir: str | os.PathLike[str],
+    db: Database,
+    objects: ObjectStore,
+    rows: Iterable[LogRow] | None = None,
+    *,
+    references: Mapping[int, Sequence[str]] | None = None,
+    max_problems: int = 200,
+) -> VerifyReport:
+    """:func:`verify` of the ledger in ``run_dir`` whose database the caller already opened (read-only is fine).
+
+    ``rows`` are its ``events`` rows, every column in :data:`EVENT_COLUMNS` order, by seq, when the
+    caller has read them already (``evoledger replay`` reads the log once for all its checks);
+    ``None`` reads them here. ``references`` maps a seq of those rows to the Object digests its
+    payload references when the caller already knows them (they must be what
+    :func:`referenced_digests` returns for that payload, up to order and repeats); the other
+    payloads are scanned here.
+    """
+    root = Path(run_dir)
+    findings = ProblemList(max_problems)
+    return _verify_open(root, db, objects, HeadManifest(root / MANIFEST_NAME), findings, rows, references or {})
+
+
 def _verify_open(
-    run_dir: Path, db: Database, objects: ObjectStore, manifest: HeadManifest, findings: _Findings
+    run_dir: Path,
+    db: Database,
+    objects: ObjectStore,
+    manifest: HeadManifest,
+    findings: ProblemList,
+    rows: Iterable[LogRow] | None = None,
+    references: Mapping[int, Sequence[str]] | None = None,
 ) -> VerifyReport:
     _quick_check(db, findings)
     recorded = _read_manifest(manifest, findings)
     walk = _Walk()
-    _walk_chain(db, findings, walk, None if recorded is None else recorded.count - 1)
+    manifest_seq = None if recorded is None else recorded.count - 1
+    _walk_chain(_rows(db) if rows is None else rows, findings, walk, manifest_seq, references or {})
     if walk.complete:
         _check_manifest(recorded, walk, findings)
     checked = _check_objects(db, objects, walk, findings)
@@ -161,7 +148,7 @@ def _verify_open(
 
 
 def _report(
-    run_dir: Path, findings: _Findings, walk: _Walk, objects_checked: int, recorded: Head | None
+    run_dir: Path, findings: ProblemList, walk: _Walk, objects_checked: int, recorded: Head | None
 ) -> VerifyReport:
     return VerifyReport(
         run_dir=str(run_dir),
@@ -174,7 +161,7 @@ def _report(
     )
 
 
-def _quick_check(db: Database, findings: _Findings) -> None:
+def _quick_check(db: Database, findings: ProblemList) -> None:
     try:
         rows = db.conn.execute("PRAGMA quick_check").fetchall()
     except SQLITE_ERRORS as exc:
@@ -187,7 +174,7 @@ def _quick_check(db: Database, findings: _Findings) -> None:
         )
 
 
-def _read_manifest(manifest: HeadManifest, findings: _Findings) -> Head | None:
+def _read_manifest(manifest: HeadManifest, findings: ProblemList) -> Head | None:
     try:
         recorded = manifest.read()
     except IntegrityError as exc:
@@ -204,15 +191,20 @@ def _read_manifest(manifest: HeadManifest, findings: _Findings) -> Head | None:
     return recorded
 
 
-def _rows(db: Database) -> Iterator[tuple[Any, ...]]:
-    cursor = db.conn.execute(
-        "SELECT seq, kind, version, visibility, payload, prev_hash, hash, recorded_at FROM events ORDER BY seq"
-    )
+def _rows(db: Database) -> Iterator[LogRow]:
+    """The log's rows, queried lazily (inside the walk, which reports a database that fails to read)."""
+    cursor = db.conn.execute(f"SELECT {EVENT_COLUMNS} FROM events ORDER BY seq")
     cursor.arraysize = 4096
-    return cursor
+    yield from cursor
 
 
-def _walk_chain(db: Database, findings: _Findings, walk: _Walk, manifest_seq: int | None) -> None:
+def _walk_chain(
+    rows: Iterable[LogRow],
+    findings: ProblemList,
+    walk: _Walk,
+    manifest_seq: int | None,
+    known: Mapping[int, Sequence[str]],
+) -> None:
     """Check seq contiguity, linkage and every hash; collect Object references and evictions.
 
     The hot loop of verify: the hash is ``chain_hash`` computed with the ``kind/version/visibility``
@@ -227,7 +219,7 @@ def _walk_chain(db: Database, findings: _Findings, walk: _Walk, manifest_seq: in
     expected = 0
     checked = 0
     try:
-        for seq, kind, version, visibility, payload, prev_hash, digest, recorded_at in _rows(db):
+        for seq, kind, version, visibility, payload, prev_hash, digest, recorded_at in rows:
             checked += 1
             if (
                 type(seq) is not int
@@ -300,7 +292,8 @@ def _walk_chain(db: Database, findings: _Findings, walk: _Walk, manifest_seq: in
                     )
                 )
             if b"sha256:" in payload:
-                for ref in referenced_digests(payload):
+                found = known.get(seq)
+                for ref in referenced_digests(payload) if found is None else found:
                     if ref not in refs:
                         refs[ref] = seq
                 if kind == EVICTION_KIND:
@@ -332,7 +325,7 @@ def _note_evictions(payload: bytes, evicted: set[str]) -> None:
         evicted.update(d for d in listed if is_digest(d))
 
 
-def _check_manifest(recorded: Head | None, walk: _Walk, findings: _Findings) -> None:
+def _check_manifest(recorded: Head | None, walk: _Walk, findings: ProblemList) -> None:
     if recorded is None:
         return
     if recorded.count > walk.count:
@@ -378,7 +371,7 @@ def _check_manifest(recorded: Head | None, walk: _Walk, findings: _Findings) -> 
         )
 
 
-def _check_objects(db: Database, objects: ObjectStore, walk: _Walk, findings: _Findings) -> int:
+def _check_objects(db: Database, objects: ObjectStore, walk: _Walk, findings: ProblemList) -> int:
     add = findings.add
     seen: set[str] = set()
     checked = 0

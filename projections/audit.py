@@ -24,7 +24,7 @@ not searched for: they would match ordinary numbers by chance.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -40,6 +40,7 @@ from evoledger.projections.audit_rules import PlannedSeed, RunRules, SelectionSc
 __all__ = [
     "DEFAULT_EPISODE_CAP",
     "MIN_SEED_DIGITS",
+    "AuditFold",
     "AuditReport",
     "AuditRow",
     "PlannedSeed",
@@ -66,6 +67,7 @@ _DECLARED: Final[dict[str, str]] = {kind: cls.visibility for kind, cls in EVENT_
 _CURRENT: Final[dict[str, int]] = {kind: current_version(kind) for kind in EVENT_TYPES}
 _ONLY_DIGITS: Final = bytes(c if 0x30 <= c <= 0x39 else 0x20 for c in range(256))
 _MALFORMED: Final = (KeyError, TypeError, ValueError, AttributeError, IndexError)
+_LOADS: Final = orjson.loads
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,10 +117,21 @@ def rows_from_events(events: Iterable[EventBase | tuple[Visibility, EventBase]])
     return rows
 
 
-class _Fold:
-    """One audit: the two rule accumulators, the visibility and seed scans, and the violations."""
+class AuditFold:
+    """One audit, fed row by row: the two rule accumulators, the visibility and seed scans, the violations.
 
-    def __init__(self, *, score_direction: str | None, direction_source: str, episode_cap: int, limit: int) -> None:
+    :func:`fold` is ``AuditFold(...)``, :meth:`run` over the rows, then :meth:`finish`. ``evoledger
+    replay`` iterates :meth:`parsed` itself to share the parsed payloads with its other checks.
+    """
+
+    def __init__(
+        self,
+        *,
+        score_direction: str | None = None,
+        direction_source: str = "unknown",
+        episode_cap: int = DEFAULT_EPISODE_CAP,
+        limit: int = 200,
+    ) -> None:
         self.violations: list[Violation] = []
         self.omitted = 0
         self.limit = limit
@@ -163,44 +176,57 @@ class _Fold:
         if recorded in ("maximize", "minimize"):
             self.judging.record_direction(seq, recorded, "run-created's benchmark_spec")
 
-    def run(self, rows: Iterable[AuditRow]) -> None:
-        """Fold ``rows``. The common row (in order, known kind, declared visibility, current version) takes the
-        fast path; anything unusual goes through :meth:`_unusual`, which reports it."""
-        declared_of, current_of, loads = _DECLARED.get, _CURRENT.get, orjson.loads
+    def parsed(self, rows: Iterable[Sequence[Any]]) -> Iterator[dict[str, Any] | None]:
+        """Fold ``rows`` (in log order; each starts with the five :data:`AuditRow` columns), yielding per row
+        its payload as the protocol read it (``None``: unreadable).
+
+        The common row (in order, known kind, declared visibility, current version) is parsed with
+        orjson; anything unusual goes through :meth:`_unusual`, which reports it (and upcasts an older
+        version). The yielded dicts are shared with the caller, who must not change them.
+        """
+        declared_of, current_of, loads = _DECLARED.get, _CURRENT.get, _LOADS
         handlers, public, public_seqs, judging = self.handlers, self.public, self.public_seqs, self.judging
         expected, count = self.next_seq, 0
-        for seq, kind, version, visibility, payload in rows:
-            count += 1
-            if seq != expected or declared_of(kind) != visibility or current_of(kind) != version or judging.ended:
-                data = self._unusual(seq, kind, version, visibility, payload, expected)
-            else:
-                try:
-                    data = loads(payload)
-                except orjson.JSONDecodeError:
-                    data = self._parse(seq, kind, version, payload)
-                if type(data) is not dict:
-                    data = self._parse(seq, kind, version, payload)
-            expected = seq + 1
-            if data is None:
-                continue
-            if visibility != "host":
-                public.append(payload)
-                public_seqs.append(seq)
-            handler = handlers.get(kind)
-            if handler is not None:
-                try:
-                    handler(seq, data)
-                except _MALFORMED as exc:
-                    self.add(
-                        Violation(
-                            "malformed_event",
-                            f"{kind} lacks a field the protocol needs or holds a value "
-                            f"of the wrong type ({type(exc).__name__}: {exc})",
-                            seq,
-                        )
-                    )
-        self.events += count
-        self.next_seq = expected
+        try:
+            for row in rows:
+                seq, kind, version, visibility, payload = row[0], row[1], row[2], row[3], row[4]
+                count += 1
+                if seq != expected or declared_of(kind) != visibility or current_of(kind) != version or judging.ended:
+                    data = self._unusual(seq, kind, version, visibility, payload, expected)
+                else:
+                    try:
+                        data = loads(payload)
+                    except orjson.JSONDecodeError:
+                        data = self._parse(seq, kind, version, payload)
+                    if type(data) is not dict:
+                        data = self._parse(seq, kind, version, payload)
+                expected = seq + 1
+                if data is not None:
+                    if visibility != "host":
+                        public.append(payload)
+                        public_seqs.append(seq)
+                    handler = handlers.get(kind)
+                    if handler is not None:
+                        try:
+                            handler(seq, data)
+                        except _MALFORMED as exc:
+                            self.add(
+                                Violation(
+                                    "malformed_event",
+                                    f"{kind} lacks a field the protocol needs or holds a value "
+                                    f"of the wrong type ({type(exc).__name__}: {exc})",
+                                    seq,
+                                )
+                            )
+                yield data
+        finally:
+            self.events += count
+            self.next_seq = expected
+
+    def run(self, rows: Iterable[AuditRow]) -> None:
+        """Fold ``rows`` (see :meth:`parsed`)."""
+        for _ in self.parsed(rows):
+            pass
 
     def _unusual(
         self, seq: int, kind: str, version: int, visibility: str, payload: bytes, expected: int
@@ -280,7 +306,22 @@ class _Fold:
                     )
                 )
 
-    def report(self) -> AuditReport:
+    def finish(self) -> AuditReport:
+        """The report over every row fed so far (call once, after the last row)."""
+        if self.events == 0:
+            self.add(Violation("run_created_missing", "the log is empty: there is no Run to audit", None))
+        elif self.protocol.rules is None:
+            self.add(
+                Violation(
+                    "run_created_missing",
+                    "the log has no run-created Event: this is not a Run record "
+                    "(audit an evaluation record with `evoledger ledger verify`)",
+                    0,
+                )
+            )
+        return self._report()
+
+    def _report(self) -> AuditReport:
         p, j = self.protocol, self.judging
         p.finish()
         seeds = [s for planned in p.planned.values() for s in (planned.env_seed, planned.policy_seed)]
@@ -340,22 +381,11 @@ def fold(
 
     >>> fold(rows_from_events(events), score_direction="maximize").ok  # doctest: +SKIP
     """
-    audit = _Fold(
+    audit = AuditFold(
         score_direction=score_direction,
         direction_source=direction_source if score_direction is not None else "unknown",
         episode_cap=episode_cap,
         limit=max_violations,
     )
     audit.run(rows)
-    if audit.events == 0:
-        audit.add(Violation("run_created_missing", "the log is empty: there is no Run to audit", None))
-    elif audit.protocol.rules is None:
-        audit.add(
-            Violation(
-                "run_created_missing",
-                "the log has no run-created Event: this is not a Run record "
-                "(audit an evaluation record with `evoledger ledger verify`)",
-                0,
-            )
-        )
-    return audit.report()
+    return audit.finish()

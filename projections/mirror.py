@@ -382,9 +382,15 @@ def apply(state: MirrorState, event: EventBase, visibility: Visibility | None = 
 def fold(events: Iterable[EventBase | tuple[Visibility, EventBase]], state: MirrorState | None = None) -> MirrorState:
     """Fold ``events`` (Events, or ``(visibility, event)`` pairs from stored rows) from ``state`` or zero.
 
+    From zero this runs the batch fold of ``projections.mirror_builder`` (equal to applying
+    :func:`apply` Event by Event); from a given ``state`` it applies them one by one.
     From a Ledger: ``fold((r.stored.visibility, r.event) for r in ledger.events())``.
     """
-    current = state if state is not None else MirrorState()
+    if state is None:
+        from evoledger.projections.mirror_builder import fold_from_zero  # it builds on this module
+
+        return fold_from_zero(events)
+    current = state
     for item in events:
         if isinstance(item, tuple):
             visibility, event = item

@@ -11,7 +11,8 @@ sync after a crash repairs it.
 
 :func:`diff_mirror` lists the files that differ on disk (``missing``, ``extra``, ``changed``);
 ``evoledger replay`` uses it as the mirror's projection check. Object files are compared by digest,
-so checking a large mirror reads it once and fetches no Object bytes.
+so checking a large mirror reads it once and fetches no Object bytes; JSON files are rendered with
+orjson when that is provably byte-identical to :func:`pretty_json` (:func:`_rendered_fast`).
 
 JSON files are pretty-printed: two-space indent, sorted keys, UTF-8, and a trailing newline.
 """
@@ -27,9 +28,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
+import orjson
 from evoledger.ledger.canonical import digest_of, parse_canonical
 from evoledger.ledger.errors import EncodingError, InputError, IntegrityError
-from evoledger.projections.mirror import FileSource, InlineFile, MirrorState, ObjectFile
+from evoledger.projections.mirror import FileSource, InlineFile, JsonFile, MirrorState, ObjectFile
 
 __all__ = [
     "Difference",
@@ -299,20 +301,106 @@ def sync_mirror(
     )
 
 
+class _NotFast(Exception):
+    """A value :func:`_rendered_fast` cannot vouch for (the exact renderer decides)."""
+
+
+def _vouched_float(text: str) -> float:
+    value = float(text)
+    shown = repr(value)
+    if "e" in shown or "n" in shown:  # exponent notation, inf or nan: orjson writes these differently
+        raise _NotFast
+    return value
+
+
+def _no_constant(name: str) -> Any:
+    raise _NotFast
+
+
+def _fast_loads(data: bytes) -> Any:
+    return json.loads(data, parse_float=_vouched_float, parse_constant=_no_constant)
+
+
+def _rendered_fast(source: JsonFile, objects: ObjectSource) -> bytes | None:
+    """:func:`render_file` of ``source`` by orjson, or ``None`` when it might differ (or fail).
+
+    The value is parsed as :func:`render_file` parses it (Python's JSON reader), only refusing float
+    literals whose ``repr`` uses an exponent (or is not finite) -- for every other float orjson's
+    shortest form is ``repr``. orjson refuses integers beyond 64 bits and lone surrogates; its
+    indented, key-sorted layout and string escapes equal ``json.dumps(indent=2, sort_keys=True,
+    ensure_ascii=False)`` (a property-based test compares the two renderers).
+    """
+    try:
+        document = _fast_loads(source.document)
+        for key, digest in source.embeds:
+            document[key] = _fast_loads(objects.get(digest))
+        for key, items in source.lists:
+            document[key] = [_fast_loads(items[i]) for i in range(len(items))]
+        return orjson.dumps(document, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS) + b"\n"
+    except Exception:  # anything unusual: the exact renderer decides, and raises what it raises
+        return None
+
+
+def _scan(folder: str, prefix: str, entries: set[str], folders: set[str]) -> None:
+    """Every entry under ``folder`` by relative path: folders into ``folders``, anything else into ``entries``.
+
+    Like :func:`_walk`, symlinks are listed, never followed, so a path in neither set is absent or
+    lies behind something that is not a real folder.
+    """
+    try:
+        listing = list(os.scandir(folder))
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in listing:
+        rel = prefix + entry.name
+        if entry.is_dir(follow_symlinks=False):
+            folders.add(rel)
+            _scan(entry.path, rel + "/", entries, folders)
+        else:
+            entries.add(rel)
+
+
+def _read_entry(path: str) -> bytes | None:
+    """The bytes at ``path`` if it is a regular file (``None`` for a symlink, a device, ...); never follows a link."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:  # a symlink (ELOOP), or gone since the scan
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            return stream.read()
+    finally:
+        os.close(fd)
+
+
+def _same_as_disk(source: FileSource, on_disk: bytes, objects: ObjectSource) -> bool:
+    if isinstance(source, JsonFile):
+        fast = _rendered_fast(source, objects)
+        if fast is not None:
+            return fast == on_disk
+    return _matches(source, on_disk, objects)[0]
+
+
 def diff_mirror(state: MirrorState, target: Path, objects: ObjectSource) -> list[Difference]:
     """The files of ``target`` that differ from ``state``, sorted by path (empty when they agree)."""
     target = Path(target)
     if _is_link(target):
         return [Difference(".", "changed")]  # the folder itself was replaced by a link: never followed
     _check_target(target)
+    entries: set[str] = set()
+    folders: set[str] = set()
+    _scan(str(target), "", entries, folders)
+    root = str(target) + os.sep
     out: list[Difference] = []
     for rel, source in state.files.items():
-        path = _locate(target, rel)
-        on_disk = _read_regular(path)
+        _parts(rel)  # refuses a path that is not normalised
+        on_disk = _read_entry(root + rel) if rel in entries else None
         if on_disk is None:
-            exists = path is not None and _lstat(path) is not None
+            exists = rel in entries or rel in folders
             out.append(Difference(rel, "changed" if exists else "missing"))
-        elif not _matches(source, on_disk, objects)[0]:
+        elif not _same_as_disk(source, on_disk, objects):
             out.append(Difference(rel, "changed"))
-    out.extend(Difference(rel, "extra") for rel in _walk(target) if rel not in state.files)
+    out.extend(Difference(rel, "extra") for rel in entries if rel not in state.files)
     return sorted(out, key=lambda d: d.path)

@@ -9,9 +9,8 @@
   ``projections.retention`` fold says are evicted (and not published again since), and
   ``retention.decide`` wants no further eviction under the Run's ``bulk_feedback_retention_bytes``.
 
-The Event models are parsed once (pydantic) for every kind a projection folds; ``episode-started``,
-``episode-planned`` and ``program-snapshotted`` change none of these three projections and are not
-parsed (a test keeps this list honest).
+The projections are folded in the one pass over the log that also runs the protocol audit
+(``kernel.replay.log_pass``; a test keeps its list of kinds not folded honest).
 """
 
 from __future__ import annotations
@@ -20,21 +19,18 @@ import json
 import time
 from typing import Any, Final
 
+from evoledger.kernel.replay.log_pass import UNFOLDED_KINDS, FoldedProjections, fold_log
 from evoledger.kernel.replay.record import RunRecord
 from evoledger.kernel.replay.report import CheckResult, Finding
+from evoledger.kernel.run.config import PROTOCOL_EPISODE_CAP
 from evoledger.kernel.run.judging import CandidateResult, rank_candidates
 from evoledger.kernel.run.runner import summarize
 from evoledger.ledger.errors import LedgerError
-from evoledger.ledger.events import CandidateSelected, EventBase, from_stored
-from evoledger.ledger.records import StoredEvent, Visibility
-from evoledger.projections import mirror, retention, run_state
+from evoledger.projections import retention
 from evoledger.projections.audit import AuditReport
 from evoledger.projections.mirror_files import diff_mirror, sync_mirror
 
 __all__ = ["UNFOLDED_KINDS", "ProjectionRebuild"]
-
-UNFOLDED_KINDS: Final = frozenset({"episode-started", "episode-planned", "program-snapshotted"})
-"""Kinds that change neither the run state, the mirror nor retention: not parsed by this check."""
 
 _MEANING: Final = {
     "missing": "the log publishes this file to the Agent but it is not on disk (deleted; --rebuild restores it)",
@@ -74,30 +70,30 @@ def _value_at(value: Any, path: str) -> Any:
 class ProjectionRebuild:
     """The three projections folded from one Run's record, and their comparison with the disk."""
 
-    def __init__(self, record: RunRecord, audit: AuditReport) -> None:
+    def __init__(self, record: RunRecord, audit: AuditReport | None, folded: FoldedProjections | None = None) -> None:
+        """``folded``: the projections already folded from ``record`` (by :func:`fold_log`); else folded here.
+
+        ``audit`` (whose score direction ranks the Validation entries of the report) may be set later,
+        before :meth:`check`: ``evoledger replay`` compares the mirror while the audit still runs.
+        """
         start = time.perf_counter()
         self.record = record
         self.audit = audit
-        self.findings: list[Finding] = []
-        events: list[tuple[Visibility, EventBase]] = []
-        for seq, kind, version, visibility, payload in record.rows:
-            if kind in UNFOLDED_KINDS:
-                continue
-            try:
-                event = from_stored(StoredEvent(seq, kind, version, visibility, payload, "", "", ""))  # type: ignore[arg-type]
-            except LedgerError as exc:
-                self.findings.append(Finding("schema", f"cannot fold this Event into the projections: {exc}", seq=seq))
-                continue
-            events.append((visibility, event))  # type: ignore[arg-type]
-        self.run_state = run_state.fold(event for _, event in events)
-        self.mirror = mirror.fold(events)
-        self.retention = retention.fold(event for _, event in events)
-        self.selection = next((e for _, e in reversed(events) if isinstance(e, CandidateSelected)), None)
+        self._mirror_result: tuple[list[Finding], int] | None = None
+        if folded is None:
+            folded = fold_log(record.rows, episode_cap=PROTOCOL_EPISODE_CAP, max_violations=0).projections
+        self.folded = folded
+        self.findings: list[Finding] = list(folded.findings)
+        self.run_state = folded.run_state
+        self.mirror = folded.mirror
+        self.retention = folded.retention
+        self.selection = folded.selection
         self.fold_seconds = time.perf_counter() - start
 
     def rebuild_mirror(self) -> dict[str, Any]:
         """Regenerate ``workspace/feedback/`` from the fresh mirror fold (``--rebuild``); what was done."""
         target = self.record.layout.feedback
+        self._mirror_result = None  # compare again after rewriting
         try:
             done = sync_mirror(self.mirror, target, self.record.objects)
         except LedgerError as exc:
@@ -110,12 +106,23 @@ class ProjectionRebuild:
             "bytes_written": done.bytes_written,
         }
 
+    def compare_mirror(self) -> None:
+        """Compare the mirror with ``workspace/feedback/`` now; :meth:`check` reports it instead of comparing again."""
+        start = time.perf_counter()
+        findings: list[Finding] = []
+        self._mirror_result = findings, self._mirror(findings)
+        self.fold_seconds += time.perf_counter() - start
+
     def check(self) -> CheckResult:
         """Compare the three projections with the disk (its time includes parsing and folding the log)."""
         start = time.perf_counter()
         findings = list(self.findings)
         findings += self._run_state()
-        mirror_files = self._mirror(findings)
+        if self._mirror_result is None:
+            mirror_files = self._mirror(findings)
+        else:
+            findings += self._mirror_result[0]
+            mirror_files = self._mirror_result[1]
         findings += self._retention()
         summary = (
             f"run state, {mirror_files} mirror files and {len(self.retention.evicted)} evicted digests "
@@ -125,6 +132,9 @@ class ProjectionRebuild:
         return CheckResult.of("projections", summary, findings, seconds=elapsed)
 
     # -- run state ----------------------------------------------------------------------------------
+    def _direction(self) -> str | None:
+        return self.audit.score_direction if self.audit is not None else None
+
     def _validation(self) -> list[dict[str, Any]]:
         selection = self.selection
         if selection is None:
@@ -133,7 +143,7 @@ class ProjectionRebuild:
             CandidateResult(s.submission_id, s.program_digest, s.finish_position, s.score, s.policy_failures)
             for s in selection.scores
         ]
-        ranked = rank_candidates(results, self.audit.score_direction or "maximize")
+        ranked = rank_candidates(results, self._direction() or "maximize")
         return [
             {"submission_id": r.submission_id, "score": r.score, "policy_failures": r.policy_failures} for r in ranked
         ]
@@ -160,7 +170,7 @@ class ProjectionRebuild:
             return [Finding("report_mismatch", f"{where} is not a JSON object", path=where)]
         on_disk.pop("run_dir", None)
         rebuilt.pop("run_dir", None)
-        if self.audit.score_direction is None:  # the ranking cannot be re-derived: compare the entries only
+        if self._direction() is None:  # the ranking cannot be re-derived: compare the entries only
             for doc in (on_disk, rebuilt):
                 if isinstance(doc.get("validation"), list):
                     doc["validation"] = sorted(doc["validation"], key=lambda v: str(v.get("submission_id")))

@@ -2,9 +2,9 @@
 
 ``Ledger.open`` refuses a log whose tail was truncated or whose head changed (rightly, for a
 writer). An audit must instead read what is there and report it, so -- like ``ledger.verify`` --
-this opens the SQLite database read-only and reads the log's rows as plain tuples in one query
-(the fastest way to read them; the protocol and projection checks share the one read). The
-Run's configuration is the ``RunConfig`` recorded in ``run-created``.
+this opens the SQLite database read-only and reads the log's rows, every column, as plain tuples
+in one query (the fastest way to read them; the integrity, protocol and projection checks share
+the one read). The Run's configuration is the ``RunConfig`` recorded in ``run-created``.
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from evoledger.ledger.database import DATABASE_NAME, SQLITE_ERRORS, Database, da
 from evoledger.ledger.errors import EvoLedgerError, IntegrityError, LedgerNotFoundError
 from evoledger.ledger.head import MANIFEST_NAME
 from evoledger.ledger.objects import OBJECTS_DIR_NAME, ObjectStore
-from evoledger.projections.audit import AuditRow
+from evoledger.ledger.verify import EVENT_COLUMNS, LogRow
 from pydantic import ValidationError
 
 __all__ = ["RunRecord", "open_record"]
@@ -35,7 +35,8 @@ class RunRecord:
     layout: RunLayout
     db: Database
     objects: ObjectStore
-    rows: list[AuditRow]
+    rows: list[LogRow]
+    """Every ``events`` row by seq, all columns (:data:`~evoledger.ledger.verify.EVENT_COLUMNS`)."""
     created: dict[str, Any] | None
     """The ``run-created`` payload (``None`` when the log has none or it cannot be parsed)."""
     config: RunConfig | None
@@ -44,6 +45,11 @@ class RunRecord:
 
     def close(self) -> None:
         self.db.close()
+
+    def reopen(self) -> None:
+        """Open the database again after :meth:`close` (``kernel.replay.side_process`` forks with none open)."""
+        self.db = Database.open(self.db.path, writable=False)
+        self.objects = ObjectStore(self.db, self.layout.root / OBJECTS_DIR_NAME)
 
     def __enter__(self) -> RunRecord:
         return self
@@ -54,8 +60,9 @@ class RunRecord:
         self.close()
 
 
-def _created(rows: list[AuditRow]) -> dict[str, Any] | None:
-    for _seq, kind, _version, _visibility, payload in rows:  # normally row 0
+def _created(rows: list[LogRow]) -> dict[str, Any] | None:
+    for row in rows:  # normally row 0
+        kind, payload = row[1], row[4]
         if kind == "run-created":
             try:
                 data = orjson.loads(payload)
@@ -92,9 +99,9 @@ def open_record(run_dir: str | os.PathLike[str]) -> RunRecord:
     db = Database.open(db_path, writable=False)
     try:
         try:
-            cursor = db.conn.execute("SELECT seq, kind, version, visibility, payload FROM events ORDER BY seq")
+            cursor = db.conn.execute(f"SELECT {EVENT_COLUMNS} FROM events ORDER BY seq")
             cursor.arraysize = 4096
-            rows: list[AuditRow] = cursor.fetchall()
+            rows: list[LogRow] = cursor.fetchall()
         except SQLITE_ERRORS as exc:
             raise database_failure(exc, db_path, "reading the log for replay") from exc
         created = _created(rows)

@@ -17,6 +17,7 @@ from types import SimpleNamespace
 from typing import Any
 
 import pytest
+import tqdm
 from evoledger.ledger.canonical import canonical_json, digest_of
 from evoledger.ledger.events import (
     AgentStarted,
@@ -40,6 +41,10 @@ from evoledger.ledger.events import (
 )
 from evoledger.ledger.store import Ledger
 from evoledger.ledger.trajectories import Trajectory, encode_trajectory
+
+# datasets' progress bars start tqdm's monitor thread, which would outlive these tests; replay only forks a
+# side process in a single-threaded process, so keep this test process single-threaded.
+tqdm.tqdm.monitor_interval = 0
 
 CARTPOLE_OBS = {
     "type": "Box",

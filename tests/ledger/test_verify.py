@@ -8,10 +8,12 @@ from pathlib import Path
 
 import pytest
 from evoledger.ledger.canonical import canonical_json
+from evoledger.ledger.database import Database
 from evoledger.ledger.errors import LedgerNotFoundError
+from evoledger.ledger.objects import ObjectStore
 from evoledger.ledger.records import PendingEvent
 from evoledger.ledger.store import Ledger
-from evoledger.ledger.verify import Problem, VerifyReport, referenced_digests, verify
+from evoledger.ledger.verify import EVENT_COLUMNS, Problem, VerifyReport, referenced_digests, verify, verify_opened
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -314,3 +316,70 @@ def test_referenced_digests_examples() -> None:
     assert sorted(referenced_digests(payload)) == sorted(D)
     assert referenced_digests(canonical_json({"pool_commitment": D[0]})) == []
     assert referenced_digests(b"{}") == []
+
+
+# -- verify_opened: the same report over rows (and references) the caller already read ------------------
+def _opened(run_dir: Path, damage: str | None, *, with_references: bool) -> VerifyReport:
+    if damage is not None:
+        _sql(run_dir, damage)
+    db = Database.open(run_dir / "ledger.sqlite", writable=False)
+    try:
+        rows = db.conn.execute(f"SELECT {EVENT_COLUMNS} FROM events ORDER BY seq").fetchall()
+        references = {r[0]: referenced_digests(r[4]) for r in rows} if with_references else None
+        return verify_opened(run_dir, db, ObjectStore(db, run_dir / "objects"), rows, references=references)
+    finally:
+        db.close()
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        None,
+        "DELETE FROM events WHERE seq = 2",
+        "UPDATE events SET payload = CAST('{}' AS BLOB) WHERE seq = 1",
+        "UPDATE events SET recorded_at = 'yesterday' WHERE seq = 3",
+        "DELETE FROM objects WHERE location = 'inline'",
+    ],
+)
+@pytest.mark.parametrize("with_references", [False, True])
+def test_verify_opened_over_read_rows_reports_what_verify_reports(
+    run: tuple[Path, dict[str, str]], damage: str | None, with_references: bool
+) -> None:
+    run_dir, _ = run
+    opened = _opened(run_dir, damage, with_references=with_references)
+    assert opened == verify(run_dir)
+    assert opened.ok == (damage is None)
+
+
+def test_known_references_replace_the_payload_scan(run: tuple[Path, dict[str, str]]) -> None:
+    run_dir, digests = run
+    db = Database.open(run_dir / "ledger.sqlite", writable=False)
+    try:
+        rows = db.conn.execute(f"SELECT {EVENT_COLUMNS} FROM events ORDER BY seq").fetchall()
+        missing = "sha256:" + "0" * 64  # the caller vouches that event 0 references it: verify believes it
+        report = verify_opened(run_dir, db, ObjectStore(db, run_dir / "objects"), rows, references={0: [missing]})
+    finally:
+        db.close()
+    assert [(p.code, p.digest, p.seq) for p in report.problems] == [("object_missing", missing, 0)]
+    assert digests["small"] not in {p.digest for p in report.problems}
+
+
+@settings(max_examples=200, deadline=None)
+@given(_json, st.sampled_from(["indented", "escaped", "spaced"]))
+def test_referenced_digests_of_non_canonical_payloads(value: object, style: str) -> None:
+    pytest.importorskip("evoledger.ledger.events.references")
+    if style == "indented":
+        payload = json.dumps(value, sort_keys=True, indent=1).encode()
+    elif style == "escaped":
+        payload = json.dumps(value, ensure_ascii=True, separators=(",", ":")).replace("_", "\\u005f").encode()
+    else:
+        payload = json.dumps(value, separators=(", ", ": ")).encode()
+    assert set(referenced_digests(payload)) == _exact(value)
+
+
+def test_the_common_payload_takes_the_single_key_path() -> None:
+    payload = canonical_json({"index": 3, "policy_log_digest": D[1], "trajectory_digest": D[0], "x": "_digest"})
+    assert referenced_digests(payload) == [D[1], D[0]]
+    assert referenced_digests(canonical_json({"_digest": D[0], "a_digest": D[1]})) == [D[1]]
+    assert referenced_digests(b'{"a": 1,"b_digest":"' + D[2].encode() + b'"}') == [D[2]]
+    assert referenced_digests(b'x"b_digest":"' + D[2].encode() + b'"') == []  # not JSON, and no key start

@@ -1,0 +1,159 @@
+"""Reading an ``episode-finished`` payload dict without pydantic, when it is certainly valid.
+
+About half of a Run's Events are ``episode-finished``; validating each with pydantic costs more than
+everything else replay does with it. :func:`read_finished_episode` takes the payload as the protocol
+audit parsed it and returns what the run-state and mirror projections need, but only when the dict
+is, beyond doubt, one that ``EpisodeFinished`` validates *to the same values*: every field present
+(none repeated from the row), exact JSON types (no int where a float is stored, no bool for an int),
+the same patterns, ranges and cross-field rules as the model. Anything else -- a missing or extra
+key, a non-ASCII message, nested metrics, a float too large to be sure it was not an integer that
+orjson widened (|x| >= 2**63) -- returns ``None`` and the caller validates the Event with pydantic as
+before, so schema findings and folded values are unchanged. A property-based test compares the two
+on mutated payloads; keep the two in step when the ``EpisodeFinished`` schema changes (that test
+fails when they drift).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+from evoledger.projections.mirror import MirrorEpisode
+from evoledger.projections.run_state import EpisodeView
+from immutables import Map
+
+__all__ = ["EpisodeReader", "FinishedEpisode", "read_finished_episode"]
+
+_KEYS: Final = frozenset(
+    {
+        "attempt",
+        "duration_ms",
+        "episode_return",
+        "evaluation_id",
+        "failure",
+        "index",
+        "metrics",
+        "policy_log_digest",
+        "split",
+        "status",
+        "steps",
+        "submission_id",
+        "terminated",
+        "trajectory_digest",
+        "truncated",
+    }
+)
+_FAILURE_KEYS: Final = frozenset({"code", "message", "traceback_digest"})
+_SPLITS: Final = frozenset({"train", "validation", "assessment"})
+_FAILURE_CODES: Final = frozenset({"exception", "timeout", "invalid_action", "protocol_error", "memory"})
+_STATUSES: Final = _FAILURE_CODES | {"ok"}
+_DIGEST: Final = re.compile(r"sha256:[0-9a-f]{64}").fullmatch
+_SUBMISSION: Final = re.compile(r"submission-[0-9]{6,}").fullmatch
+_EVALUATION: Final = re.compile(r"evaluation-[A-Za-z0-9][A-Za-z0-9._-]{0,63}").fullmatch
+_MESSAGE_MAX: Final = 65536
+_WIDE: Final = float(2**63)
+_EMPTY: Final[Map[str, Any]] = Map()
+
+
+FinishedEpisode = tuple[str | None, int, EpisodeView, MirrorEpisode, tuple[str, ...]]
+"""``(submission_id, index, view, shown, digests)``: what the projections take from a valid payload --
+``run_state.episode_view`` and ``mirror_builder.mirror_episode`` of the Event -- and the Object
+digests of its trajectory, policy log and traceback fields (a plain tuple: it is made per Episode)."""
+
+
+def _flat_json(metrics: dict[Any, Any]) -> bool:
+    for key, value in metrics.items():
+        kind = type(value)
+        if not key.isascii():
+            return False
+        if kind is float:
+            if not -_WIDE < value < _WIDE:  # also refuses NaN and infinities
+                return False
+        elif kind is str:
+            if not value.isascii():
+                return False
+        elif value is not None and kind is not bool and kind is not int:
+            return False
+    return True
+
+
+class EpisodeReader:
+    """:meth:`read` payload dicts of ``episode-finished`` Events (one reader per pass: it remembers valid ids)."""
+
+    def __init__(self) -> None:
+        self._ids: set[str] = set()
+
+    def read(self, data: dict[str, Any]) -> FinishedEpisode | None:
+        """The projections' view of a valid ``episode-finished`` payload, or ``None`` when pydantic must decide."""
+        if data.keys() != _KEYS:
+            return None
+        sid, evaluation, split, status = data["submission_id"], data["evaluation_id"], data["split"], data["status"]
+        if sid is not None:
+            if evaluation is not None or split != "train" or type(sid) is not str:
+                return None
+            if sid not in self._ids:
+                if not _SUBMISSION(sid):
+                    return None
+                self._ids.add(sid)
+        elif not (type(evaluation) is str and _EVALUATION(evaluation) and type(split) is str and split in _SPLITS):
+            return None
+        ret, steps, index, duration = data["episode_return"], data["steps"], data["index"], data["duration_ms"]
+        attempt, terminated, truncated = data["attempt"], data["terminated"], data["truncated"]
+        if (
+            type(ret) is not float
+            or not -_WIDE < ret < _WIDE
+            or type(steps) is not int
+            or steps < 0
+            or type(index) is not int
+            or index < 0
+            or type(attempt) is not int
+            or attempt < 1
+            or type(terminated) is not bool
+            or type(truncated) is not bool
+            or (duration is not None and (type(duration) is not int or duration < 0))
+            or type(status) is not str
+            or status not in _STATUSES
+        ):
+            return None
+        trajectory, log, metrics, failure = (
+            data["trajectory_digest"],
+            data["policy_log_digest"],
+            data["metrics"],
+            data["failure"],
+        )
+        if type(trajectory) is not str or not _DIGEST(trajectory):
+            return None
+        if type(metrics) is not dict or (metrics and not _flat_json(metrics)):
+            return None
+        if failure is None:
+            if status != "ok":
+                return None
+            code = message = traceback = None
+        else:
+            if type(failure) is not dict or failure.keys() != _FAILURE_KEYS:
+                return None
+            code, message, traceback = failure["code"], failure["message"], failure["traceback_digest"]
+            if (
+                status == "ok"
+                or code != status
+                or type(message) is not str
+                or not message.isascii()
+                or len(message) > _MESSAGE_MAX
+                or (traceback is not None and (type(traceback) is not str or not _DIGEST(traceback)))
+            ):
+                return None
+        if log is None:
+            digests: tuple[str, ...] = (trajectory,) if traceback is None else (trajectory, traceback)
+        elif type(log) is not str or not _DIGEST(log):
+            return None
+        else:
+            digests = (trajectory, log) if traceback is None else (trajectory, log, traceback)
+        view = EpisodeView(
+            status, ret, steps, terminated, truncated, trajectory, message, Map(metrics) if metrics else _EMPTY
+        )
+        return sid, index, view, MirrorEpisode(index, status, ret, steps, code, message, traceback, log), digests
+
+
+def read_finished_episode(data: dict[str, Any]) -> FinishedEpisode | None:
+    """:meth:`EpisodeReader.read` with a fresh reader."""
+    return EpisodeReader().read(data)
