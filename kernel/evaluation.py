@@ -28,7 +28,6 @@ from evoledger.ledger.events import (
     EpisodeSummary,
     EvaluationFinished,
     EvaluationStarted,
-    ProgramSnapshotted,
 )
 from evoledger.ledger.snapshots import materialize_program, snapshot_program
 from evoledger.ledger.store import Ledger
@@ -150,14 +149,7 @@ def evaluate(
         plans = plan_episodes(bench, config.split, seed=config.seed, count=config.episodes)
         book.append(
             [
-                ProgramSnapshotted(
-                    program_digest=snapshot.digest,
-                    files=dict(snapshot.files),
-                    entry_point=snapshot.entry_point,
-                    file_count=len(snapshot.files),
-                    total_bytes=snapshot.total_bytes,
-                    source="evaluation",
-                ),
+                snapshot.to_event("evaluation"),
                 EvaluationStarted(
                     evaluation_id=evaluation_id,
                     benchmark=identity,

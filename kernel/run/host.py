@@ -30,7 +30,6 @@ from evoledger.ledger.events import (
     FeedbackPublished,
     FinishAccepted,
     FinishRejected,
-    ProgramSnapshotted,
     SubmissionAccepted,
     SubmissionRejected,
 )
@@ -186,14 +185,7 @@ class RunHost:
         submission_id = submission_id_for(s.submissions_used + 1)
         self.append(
             [
-                ProgramSnapshotted(
-                    program_digest=snapshot.digest,
-                    files=dict(snapshot.files),
-                    entry_point=snapshot.entry_point,
-                    file_count=len(snapshot.files),
-                    total_bytes=snapshot.total_bytes,
-                    source="submission",
-                ),
+                snapshot.to_event("submission"),
                 SubmissionAccepted(
                     submission_id=submission_id,
                     program_digest=snapshot.digest,

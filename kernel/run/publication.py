@@ -44,17 +44,17 @@ class _Appender(Protocol):
 class FeedbackPublisher:
     """Folds public Events into the mirror and retention projections and applies their decisions."""
 
-    def __init__(self, *, ledger: Ledger, layout: RunLayout, config: RunConfig, state: RunState) -> None:
+    def __init__(self, *, ledger: Ledger, layout: RunLayout, config: RunConfig, recorded: Sequence[EventBase]) -> None:
+        """``recorded`` is the log's Events so far, already parsed by the caller (folded here, not re-read)."""
         self._ledger = ledger
         self._layout = layout
         self._cap = config.bulk_feedback_retention_bytes
-        recorded = [r.event for r in ledger.events()]
         self.mirror = mirror.fold(recorded)
         self.retention = retention.fold(recorded)
+        self._apply_recorded_evictions()  # once: only a crash before this Host started can leave such bytes
         self._synced: mirror.MirrorState | None = None
         self._stamps: dict[str, tuple[int, int, int]] = {}
         self._host: _Appender | None = None
-        del state  # the run state is the Host's; kept in the signature for symmetry with on_published
 
     def bind(self, host: _Appender) -> None:
         """The Host through which eviction Events are appended."""
@@ -74,19 +74,19 @@ class FeedbackPublisher:
         if event is not None and self._host is not None:
             self._host.append([event])
             self._ledger.objects.evict_many([d for d in decision.digests if self._ledger.objects.has(d)])
-        self._apply_recorded_evictions()
-        target = self._layout.feedback
-        if target.exists() and not target.is_symlink() and not target.is_dir():
-            target.unlink()  # the Agent replaced its Feedback folder by a file: the Host's folder comes back
-        previous = self._synced if not self._tampered() else None  # None: reconcile with the whole disk
-        sync_mirror(self.mirror, target, self._ledger.objects, previous=previous)
-        self._synced = self.mirror
-        self._stamps = self._stamp_files()
+        self._sync(full=self._tampered())
 
     def reconcile(self) -> None:
         """Bring the mirror back in line with the whole disk (e.g. after the Agent exits, before judging)."""
-        self._synced = None
-        sync_mirror(self.mirror, self._layout.feedback, self._ledger.objects, previous=None)
+        self._sync(full=True)
+
+    def _sync(self, *, full: bool) -> None:
+        """Write the mirror: only what changed since the last sync, or (``full``) reconciled with the whole disk."""
+        target = self._layout.feedback
+        if target.exists() and not target.is_symlink() and not target.is_dir():
+            target.unlink()  # the Agent replaced its Feedback folder by a file: the Host's folder comes back
+        previous = None if full else self._synced
+        sync_mirror(self.mirror, target, self._ledger.objects, previous=previous)
         self._synced = self.mirror
         self._stamps = self._stamp_files()
 

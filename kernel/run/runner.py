@@ -76,8 +76,9 @@ def continue_run(
     on_update: Callable[[RunState], None] | None = None,
 ) -> RunResult:
     """Drive a created (or resumed) Run to its end: Agent session, judging, ``run-ended``."""
-    state = fold(r.event for r in ledger.events())
-    publisher = FeedbackPublisher(ledger=ledger, layout=layout, config=config, state=state)
+    recorded = [r.event for r in ledger.events()]  # parsed once, folded by every projection
+    state = fold(recorded)
+    publisher = FeedbackPublisher(ledger=ledger, layout=layout, config=config, recorded=recorded)
     with LocalExecutor(config.benchmark, workers=config.workers) as executor:
         host = RunHost(
             ledger=ledger,

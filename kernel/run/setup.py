@@ -15,7 +15,7 @@ from evoledger.kernel.registry import BenchmarkRegistry, default_registry
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.layout import RunLayout
 from evoledger.ledger.errors import LedgerExistsError
-from evoledger.ledger.events import BenchmarkIdentity, EpisodePlanned, EventBase, ProgramSnapshotted, RunCreated
+from evoledger.ledger.events import BenchmarkIdentity, EpisodePlanned, EventBase, RunCreated
 from evoledger.ledger.snapshots import ProgramSnapshot, materialize_program, snapshot_program
 from evoledger.ledger.store import Ledger
 
@@ -114,14 +114,7 @@ def create_run(
                     created_by=f"evoledger {__version__}",
                 ),
                 *_planned_events(plan),
-                ProgramSnapshotted(
-                    program_digest=snapshot.digest,
-                    files=dict(snapshot.files),
-                    entry_point=snapshot.entry_point,
-                    file_count=len(snapshot.files),
-                    total_bytes=snapshot.total_bytes,
-                    source="initial",
-                ),
+                snapshot.to_event("initial"),
             ]
         )
     except BaseException:

@@ -103,23 +103,13 @@ def test_a_full_disk_is_reported_as_a_full_disk_not_as_damage() -> None:
     assert "backup" not in message
 
 
+SUPPORT = Path(__file__).resolve().parents[1] / "support"  # tests/support/session_call.py
 AGENT = r"""
-import json, os, socket, struct, time
+import json, os, socket, struct, time, sys
 WS = os.environ["EVOLEDGER_WORKSPACE"]
 
-def call(method, **params):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(os.environ["EVOLEDGER_SESSION_SOCKET"])
-    body = json.dumps({"protocol": "evoledger.session/1", "id": "a", "method": method, "params": params}).encode()
-    s.sendall(struct.pack(">I", len(body)) + body)
-    data = b""
-    while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
-        chunk = s.recv(65536)
-        if not chunk:
-            raise EOFError("the Host closed the connection")
-        data += chunk
-    s.close()
-    return json.loads(data[4:])
+sys.path.insert(0, __SUPPORT__)
+from session_call import call
 
 marker = os.path.join(WS, "analysis", "attempt")
 first = not os.path.exists(marker)
@@ -140,7 +130,7 @@ if first:
 else:  # restarted by `evoledger resume`
     reply = call("submit", program="program", episodes="2:3")
     call("finish", candidates=[reply["result"]["submission_id"]])
-"""
+""".replace("__SUPPORT__", repr(str(SUPPORT)))
 
 PROGRAM = """
 def make_policy(context):

@@ -424,24 +424,14 @@ def run_root() -> Iterator[Path]:
     shutil.rmtree(root, ignore_errors=True)
 
 
+SUPPORT = Path(__file__).resolve().parents[2] / "support"  # tests/support/session_call.py
 SUBMIT_ONCE_AGENT = r"""
-import json, os, socket, struct
-def call(method, **params):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(os.environ["EVOLEDGER_SESSION_SOCKET"])
-    body = json.dumps({"protocol": "evoledger.session/1", "id": "a", "method": method, "params": params}).encode()
-    s.sendall(struct.pack(">I", len(body)) + body)
-    data = b""
-    while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
-        chunk = s.recv(65536)
-        if not chunk:
-            raise EOFError("the Host closed the connection")
-        data += chunk
-    s.close()
-    return json.loads(data[4:])
+import json, os, socket, struct, sys
+sys.path.insert(0, __SUPPORT__)
+from session_call import call
 call("submit", program="program", episodes="0:1")
 call("finish", candidates=["submission-000001"])
-"""
+""".replace("__SUPPORT__", repr(str(SUPPORT)))
 
 
 def test_fact_a_policy_can_reach_the_ledger_and_proc_and_leak_host_seeds_to_the_agent(run_root: Path) -> None:

@@ -57,8 +57,9 @@ def _record(root: Path, seed: int, decisions: list[tuple[str, Any]]) -> list[tup
     )
     ledger, layout, benchmark, plan, _ = create_run(root / "run", config, initial_program=program)
     with ledger:
-        state = run_state.fold(r.event for r in ledger.events())
-        publisher = FeedbackPublisher(ledger=ledger, layout=layout, config=config, state=state)
+        recorded = [r.event for r in ledger.events()]
+        state = run_state.fold(recorded)
+        publisher = FeedbackPublisher(ledger=ledger, layout=layout, config=config, recorded=recorded)
         host = RunHost(
             ledger=ledger,
             layout=layout,

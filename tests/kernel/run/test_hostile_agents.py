@@ -35,23 +35,13 @@ from evoledger.projections import mirror, run_state
 from evoledger.projections.mirror_files import Difference, diff_mirror
 
 # Speaks the Session protocol with the standard library only (importing evoledger would cost ~0.7 s per Agent).
+SUPPORT = Path(__file__).resolve().parents[2] / "support"  # tests/support/session_call.py
 PRELUDE = r"""
 import json, os, socket, struct, subprocess, sys, time
 WS = os.environ["EVOLEDGER_WORKSPACE"]
 
-def call(method, **params):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(os.environ["EVOLEDGER_SESSION_SOCKET"])
-    body = json.dumps({"protocol": "evoledger.session/1", "id": "a", "method": method, "params": params}).encode()
-    s.sendall(struct.pack(">I", len(body)) + body)
-    data = b""
-    while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
-        chunk = s.recv(65536)
-        if not chunk:
-            raise EOFError("the Host closed the connection")
-        data += chunk
-    s.close()
-    return json.loads(data[4:])
+sys.path.insert(0, __SUPPORT__)
+from session_call import call
 
 def note(name, value):
     with open(os.path.join(WS, "analysis", name), "w") as f:
@@ -60,7 +50,7 @@ def note(name, value):
 def write_program(source):
     with open(os.path.join(WS, "program", "policy.py"), "w") as f:
         f.write(source)
-"""
+""".replace("__SUPPORT__", repr(str(SUPPORT)))
 
 RANDOM_POLICY = """
 def make_policy(context):

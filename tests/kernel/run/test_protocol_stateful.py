@@ -169,8 +169,11 @@ class ProtocolMachine(RuleBasedStateMachine):
         self._start_host()
 
     def _start_host(self) -> None:
-        state = run_state.fold(r.event for r in self.ledger.events())
-        self.publisher = FeedbackPublisher(ledger=self.ledger, layout=self.layout, config=self.config, state=state)
+        recorded = [r.event for r in self.ledger.events()]
+        state = run_state.fold(recorded)
+        self.publisher = FeedbackPublisher(
+            ledger=self.ledger, layout=self.layout, config=self.config, recorded=recorded
+        )
         self.host = RunHost(
             ledger=self.ledger,
             layout=self.layout,
