@@ -4,6 +4,12 @@ Sorted keys, compact separators, UTF-8 (no ASCII escaping), NaN and infinities r
 JSON's own types accepted (``dict`` with ``str`` keys, ``list``/``tuple``, ``str``, ``int``,
 ``float``, ``bool``, ``None``). Anything else raises :class:`EncodingError`; there is never a
 ``repr`` fallback, so the encoding cannot drift silently when a new type sneaks in.
+
+:func:`canonical_json` returns :class:`CanonicalJSON`, a ``bytes`` subclass that witnesses the
+encoding: its bytes are, by construction, the canonical form of the value they hold (parsing them and
+encoding again gives the same bytes). The Event log accepts such payloads without parsing them again
+and re-checks every other ``bytes`` payload in full. Building a ``CanonicalJSON`` from arbitrary
+bytes checks them; any operation on one (slicing, concatenation) returns plain ``bytes``.
 """
 
 from __future__ import annotations
@@ -13,9 +19,10 @@ import json
 import re
 from typing import Any, Final
 
+import orjson
 from evoledger.ledger.errors import EncodingError
 
-__all__ = ["DIGEST_PATTERN", "canonical_json", "digest_of", "is_digest", "parse_canonical"]
+__all__ = ["DIGEST_PATTERN", "CanonicalJSON", "canonical_json", "digest_of", "is_digest", "parse_canonical"]
 
 DIGEST_PATTERN: Final = re.compile(r"^sha256:[0-9a-f]{64}$")
 
@@ -36,7 +43,33 @@ _STRICT_ENCODER: Final = json.JSONEncoder(
 )
 
 
-def canonical_json(value: Any) -> bytes:
+class CanonicalJSON(bytes):
+    """Bytes known to be canonical JSON (see the module docstring).
+
+    ``CanonicalJSON(data)`` checks ``data`` and raises :class:`EncodingError` unless it is exactly
+    the canonical encoding of the one JSON value it holds.
+    """
+
+    __slots__ = ()
+
+    def __new__(cls, data: bytes) -> CanonicalJSON:
+        if type(data) is cls:
+            return data
+        if not isinstance(data, bytes):
+            raise EncodingError(f"CanonicalJSON takes bytes, got {type(data).__name__}")
+        if canonical_json(parse_canonical(data)) != data:
+            raise EncodingError(
+                f"valid JSON but not canonical: {data[:120]!r}; encode the value with "
+                "evoledger.ledger.canonical_json (sorted keys, no spaces, UTF-8)"
+            )
+        return _witness(cls, data)
+
+
+_witness: Final = bytes.__new__
+"""Wraps bytes already known to be canonical, without checking them again."""
+
+
+def canonical_json(value: Any) -> CanonicalJSON:
     """Encode ``value`` as canonical JSON bytes.
 
     >>> canonical_json({"b": 1, "a": [True, None, 1.5, "é"]})
@@ -48,9 +81,51 @@ def canonical_json(value: Any) -> bytes:
         raise EncodingError(
             f"cannot encode canonically: {exc}; replace NaN/infinite floats with null or a finite number"
         ) from None
-    except TypeError as exc:  # non-string dict keys
+    except TypeError as exc:  # mixed key types that cannot be sorted
         raise EncodingError(f"cannot encode canonically: {exc}; dict keys must be strings") from None
-    return text.encode("utf-8")
+    try:
+        data = text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        raise EncodingError(
+            f"cannot encode canonically: a string holds a lone surrogate ({exc.object[exc.start : exc.end]!r}); "
+            "strings must be valid Unicode"
+        ) from None
+    _require_string_keys(value)
+    return _witness(CanonicalJSON, data)
+
+
+def _require_string_keys(value: Any) -> None:
+    """Refuse dicts with non-string keys, which the stdlib encoder would silently turn into strings.
+
+    ``{10: 1, 9: 2}`` would encode as ``{"9":2,"10":1}``: keys sorted as numbers, so the bytes are
+    not canonical for the value they parse back to. orjson refuses such keys quickly; only when it
+    fails for another reason (huge ints, deep nesting, float subclasses) is the value walked here.
+    """
+    try:
+        orjson.dumps(value)
+    except TypeError:  # orjson.JSONEncodeError
+        key = _first_non_string_key(value)
+        if key is not _NO_KEY:
+            raise EncodingError(
+                f"cannot encode canonically: dict key {key!r} is a {type(key).__name__}; dict keys must be strings"
+            ) from None
+
+
+_NO_KEY: Final = object()
+
+
+def _first_non_string_key(value: Any) -> object:
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            for key, child in item.items():
+                if not isinstance(key, str):
+                    return key
+                stack.append(child)
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return _NO_KEY
 
 
 def parse_canonical(data: bytes) -> Any:

@@ -20,17 +20,16 @@ from __future__ import annotations
 import hashlib
 import json
 import json.scanner
-import operator
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final, NoReturn, Protocol
 
 import orjson
-from evoledger.ledger.canonical import canonical_json, is_digest, parse_canonical
+from evoledger.ledger.canonical import CanonicalJSON, canonical_json, is_digest, parse_canonical
 from evoledger.ledger.database import SQLITE_ERRORS, Database, database_failure
 from evoledger.ledger.errors import ConcurrencyError, EncodingError, InputError, IntegrityError
 from evoledger.ledger.head import EMPTY_HEAD, Head, HeadManifest
-from evoledger.ledger.records import PendingEvent, StoredEvent, Visibility
+from evoledger.ledger.records import PendingEvent, StoredEvent
 
 __all__ = [
     "Clock",
@@ -57,6 +56,7 @@ _SCAN_JSON: Final[Callable[[str, int], tuple[Any, int]]] = json.scanner.make_sca
     json.JSONDecoder()  # type: ignore[arg-type]
 )
 _READ_CHUNK: Final = 2048
+_new_row: Final = tuple.__new__
 _COLUMNS: Final = "seq, kind, version, visibility, payload, prev_hash, hash, recorded_at"
 
 
@@ -115,25 +115,33 @@ def check_pending(event: object) -> PendingEvent:
 def check_batch(events: Iterable[object]) -> list[PendingEvent]:
     """Validate a batch about to be appended (all or nothing); returns it as a list.
 
-    Each payload must be exactly ``canonical_json`` of the one JSON value it holds. The check is
+    Each payload must be exactly ``canonical_json`` of the one JSON value it holds. A
+    :class:`~evoledger.ledger.canonical.CanonicalJSON` payload (what ``canonical_json`` returns) is
+    that by construction and is not parsed again. Any other ``bytes`` payload is checked in full,
     batched: every payload is parsed on its own (it must be one complete value), then the list of
     values is encoded once and compared with ``[p1,p2,...]``. Because each ``p_i`` is one complete
     JSON value, equal concatenations force ``canonical_json(v_i) == p_i`` for every item; on any
     mismatch the items are re-checked one by one to name the culprit.
     """
     batch: list[PendingEvent] = []
+    unchecked: list[bytes] = []
     values: list[Any] = []
     scan = _SCAN_JSON
+    known = _KNOWN_HEADERS
     for event in events:
-        if not isinstance(event, PendingEvent):
+        if type(event) is not PendingEvent and not isinstance(event, PendingEvent):
             raise InputError(f"append() takes PendingEvent values, got {type(event).__name__}")
         kind, version, visibility, payload = event.kind, event.version, event.visibility, event.payload
-        if not isinstance(kind, str) or not kind or "\x00" in kind or len(kind) > 200:
-            raise InputError(f"event kind must be a non-empty string without NUL (<= 200 chars), got {kind!r:.100}")
-        if type(version) is not int or version < 0:
-            raise InputError(f"event {kind!r} has version {version!r}; it must be a non-negative int")
-        if visibility not in _VISIBILITIES:
-            raise InputError(f"event {kind!r} has visibility {visibility!r}; it must be 'public' or 'host'")
+        if (  # exact types first: True == 1, and a list kind is unhashable
+            type(kind) is not str
+            or type(version) is not int
+            or type(visibility) is not str
+            or (kind, version, visibility) not in known
+        ):
+            _check_header(kind, version, visibility)
+        if type(payload) is CanonicalJSON:
+            batch.append(event)
+            continue
         if not isinstance(payload, bytes):
             raise EncodingError(f"event {kind!r} payload must be canonical JSON bytes, got {type(payload).__name__}")
         try:
@@ -147,17 +155,34 @@ def check_batch(events: Iterable[object]) -> list[PendingEvent]:
             if end != len(text):
                 _raise_not_canonical(event)
         batch.append(event)
+        unchecked.append(payload)
         values.append(value)
-    if batch:
+    if unchecked:
         try:
-            same = canonical_json(values) == b"[" + b",".join(e.payload for e in batch) + b"]"
+            same = canonical_json(values) == b"[" + b",".join(unchecked) + b"]"
         except EncodingError:
             same = False
         if not same:
             for event in batch:
-                if not _is_canonical(event.payload):
+                if type(event.payload) is not CanonicalJSON and not _is_canonical(event.payload):
                     _raise_not_canonical(event)
     return batch
+
+
+_KNOWN_HEADERS: Final[set[tuple[str, int, str]]] = set()
+"""``(kind, version, visibility)`` triples already found valid (bounded: see ``_check_header``)."""
+_KNOWN_HEADERS_LIMIT: Final = 4096
+
+
+def _check_header(kind: object, version: object, visibility: object) -> None:
+    if not isinstance(kind, str) or not kind or "\x00" in kind or len(kind) > 200:
+        raise InputError(f"event kind must be a non-empty string without NUL (<= 200 chars), got {kind!r:.100}")
+    if type(version) is not int or version < 0:
+        raise InputError(f"event {kind!r} has version {version!r}; it must be a non-negative int")
+    if not isinstance(visibility, str) or visibility not in _VISIBILITIES:
+        raise InputError(f"event {kind!r} has visibility {visibility!r}; it must be 'public' or 'host'")
+    if type(kind) is str and type(visibility) is str and len(_KNOWN_HEADERS) < _KNOWN_HEADERS_LIMIT:
+        _KNOWN_HEADERS.add((kind, version, visibility))
 
 
 def _raise_not_canonical(event: PendingEvent) -> NoReturn:
@@ -181,7 +206,7 @@ def check_read_args(from_seq: object, visibility: object, kinds: object) -> tupl
     """Validate the arguments of ``read``; returns ``kinds`` as a tuple (or ``None``)."""
     if type(from_seq) is not int or from_seq < 0:
         raise InputError(f"from_seq must be a non-negative int (seq is 0-based), got {from_seq!r}")
-    if visibility is not None and visibility not in _VISIBILITIES:
+    if visibility is not None and (not isinstance(visibility, str) or visibility not in _VISIBILITIES):
         raise InputError(f"visibility must be 'public', 'host' or None, got {visibility!r}")
     if kinds is None:
         return None
@@ -201,8 +226,10 @@ def build_chain(events: Sequence[PendingEvent], head: Head, recorded_at: str) ->
     per distinct triple: this is the hot path of batched appends.
     """
     sha256 = hashlib.sha256
+    new_row = tuple.__new__  # StoredEvent's own __new__ without its extra Python frame
     middles: dict[tuple[str, int, str], bytes] = {}
     stored: list[StoredEvent] = []
+    append = stored.append
     prev, seq = head.hash, head.count
     for event in events:
         kind, version, visibility, payload = event.kind, event.version, event.visibility, event.payload
@@ -214,15 +241,9 @@ def build_chain(events: Sequence[PendingEvent], head: Head, recorded_at: str) ->
         hasher = sha256(prev.encode("ascii") + middle)
         hasher.update(payload)
         digest = "sha256:" + hasher.hexdigest()
-        stored.append(StoredEvent(seq, kind, version, visibility, payload, prev, digest, recorded_at))
+        append(new_row(StoredEvent, (seq, kind, version, visibility, payload, prev, digest, recorded_at)))
         prev, seq = digest, seq + 1
     return stored
-
-
-_ROW_VALUES: Final = operator.attrgetter(
-    "seq", "kind", "version", "visibility", "payload", "prev_hash", "hash", "recorded_at"
-)
-"""A StoredEvent as SQL parameters (fed lazily to executemany: no second list of tuples to keep)."""
 
 
 def row_to_event(row: Sequence[object]) -> StoredEvent:
@@ -241,8 +262,7 @@ def row_to_event(row: Sequence[object]) -> StoredEvent:
         raise IntegrityError(
             f"event row {seq!r} of the log is damaged (unexpected column types); run `evoledger ledger verify`"
         )
-    vis: Visibility = "public" if visibility == "public" else "host"
-    return StoredEvent(seq, kind, version, vis, payload, prev_hash, digest, recorded_at)
+    return _new_row(StoredEvent, row)
 
 
 class SQLiteEventLog:
@@ -297,7 +317,8 @@ class SQLiteEventLog:
             db.on_rollback(self._forget_head)
             try:
                 db.conn.executemany(
-                    f"INSERT INTO events({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)", map(_ROW_VALUES, stored)
+                    f"INSERT INTO events({_COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                    stored,  # rows are tuples
                 )
             except SQLITE_ERRORS as exc:
                 raise database_failure(exc, db.path, "appending events") from exc

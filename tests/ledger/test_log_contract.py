@@ -130,6 +130,7 @@ def test_non_canonical_payload_is_rejected_and_batch_is_atomic(log: EventLog, pa
         (PendingEvent("x", -1, "public", b"{}"), "non-negative int"),
         (PendingEvent("x", True, "public", b"{}"), "non-negative int"),
         (PendingEvent("x", 1, "public", "{}"), "must be canonical JSON bytes"),  # type: ignore[arg-type]
+        (PendingEvent("x", 1, ["public"], b"{}"), "visibility"),  # type: ignore[arg-type]
         ({"kind": "x"}, "takes PendingEvent"),
     ],
 )
@@ -186,6 +187,7 @@ def test_read_sees_events_appended_while_iterating(log: EventLog) -> None:
         ({"from_seq": -1}, "from_seq must be"),
         ({"from_seq": "0"}, "from_seq must be"),
         ({"visibility": "private"}, "visibility must be"),
+        ({"visibility": ["public"]}, "visibility must be"),
         ({"kinds": "episode-finished"}, "kinds must be a collection"),
         ({"kinds": [1]}, "kinds must hold strings"),
     ],
