@@ -50,30 +50,28 @@ def _fixed_clock() -> datetime:
 def make_events(n: int, seed: int = 0) -> list[PendingEvent]:
     """~300-byte canonical payloads shaped like episode-finished events.
 
-    The payloads are what ``canonical_json`` returns (``CanonicalJSON``), as in every append the
-    Host makes (``to_pending``); :func:`as_plain_bytes` gives the same events with plain ``bytes``
-    payloads, which the log re-checks in full.
+    They are made by ``PendingEvent.encode`` (canonical by construction), as every Event the Host
+    appends is (``to_pending``); :func:`as_plain_bytes` gives the same events as plain ``PendingEvent``
+    values, whose payloads the log re-checks in full.
     """
     rng = random.Random(seed)
     events = []
     for i in range(n):
-        payload = canonical_json(
-            {
-                "episode": i % 997,
-                "failure": None,
-                "return": round(rng.uniform(0, 500), 6),
-                "steps": rng.randrange(1, 501),
-                "submission": f"submission-{i // 100:06d}",
-                "trajectory_digest": object_digest(i % _DISTINCT_OBJECTS),
-                "note": "x" * rng.randrange(40, 80),
-            }
-        )
-        events.append(PendingEvent("episode-finished", 1, "public", payload))
+        value = {
+            "episode": i % 997,
+            "failure": None,
+            "return": round(rng.uniform(0, 500), 6),
+            "steps": rng.randrange(1, 501),
+            "submission": f"submission-{i // 100:06d}",
+            "trajectory_digest": object_digest(i % _DISTINCT_OBJECTS),
+            "note": "x" * rng.randrange(40, 80),
+        }
+        events.append(PendingEvent.encode("episode-finished", 1, "public", value))
     return events
 
 
 def as_plain_bytes(events: list[PendingEvent]) -> list[PendingEvent]:
-    return [PendingEvent(e.kind, e.version, e.visibility, bytes(e.payload)) for e in events]
+    return [PendingEvent(e.kind, e.version, e.visibility, e.payload) for e in events]
 
 
 def _timed(fn: Callable[[], object]) -> float:

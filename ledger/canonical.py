@@ -5,24 +5,24 @@ JSON's own types accepted (``dict`` with ``str`` keys, ``list``/``tuple``, ``str
 ``float``, ``bool``, ``None``). Anything else raises :class:`EncodingError`; there is never a
 ``repr`` fallback, so the encoding cannot drift silently when a new type sneaks in.
 
-:func:`canonical_json` returns :class:`CanonicalJSON`, a ``bytes`` subclass that witnesses the
-encoding: its bytes are, by construction, the canonical form of the value they hold (parsing them and
-encoding again gives the same bytes). The Event log accepts such payloads without parsing them again
-and re-checks every other ``bytes`` payload in full. Building a ``CanonicalJSON`` from arbitrary
-bytes checks them; any operation on one (slicing, concatenation) returns plain ``bytes``.
+Whatever :func:`canonical_json` returns is canonical for the value it holds: parsing it and encoding
+again gives the same bytes (a property test holds it to that). This is why an Event encoded by
+:meth:`~evoledger.ledger.records.PendingEvent.encode` needs no second check when it is appended.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import json.scanner
 import re
+from collections.abc import Callable
 from typing import Any, Final
 
 import orjson
 from evoledger.ledger.errors import EncodingError
 
-__all__ = ["DIGEST_PATTERN", "CanonicalJSON", "canonical_json", "digest_of", "is_digest", "parse_canonical"]
+__all__ = ["DIGEST_PATTERN", "SCAN_JSON", "canonical_json", "digest_of", "is_canonical", "is_digest", "parse_canonical"]
 
 DIGEST_PATTERN: Final = re.compile(r"^sha256:[0-9a-f]{64}$")
 
@@ -43,33 +43,7 @@ _STRICT_ENCODER: Final = json.JSONEncoder(
 )
 
 
-class CanonicalJSON(bytes):
-    """Bytes known to be canonical JSON (see the module docstring).
-
-    ``CanonicalJSON(data)`` checks ``data`` and raises :class:`EncodingError` unless it is exactly
-    the canonical encoding of the one JSON value it holds.
-    """
-
-    __slots__ = ()
-
-    def __new__(cls, data: bytes) -> CanonicalJSON:
-        if type(data) is cls:
-            return data
-        if not isinstance(data, bytes):
-            raise EncodingError(f"CanonicalJSON takes bytes, got {type(data).__name__}")
-        if canonical_json(parse_canonical(data)) != data:
-            raise EncodingError(
-                f"valid JSON but not canonical: {data[:120]!r}; encode the value with "
-                "evoledger.ledger.canonical_json (sorted keys, no spaces, UTF-8)"
-            )
-        return _witness(cls, data)
-
-
-_witness: Final = bytes.__new__
-"""Wraps bytes already known to be canonical, without checking them again."""
-
-
-def canonical_json(value: Any) -> CanonicalJSON:
+def canonical_json(value: Any) -> bytes:
     """Encode ``value`` as canonical JSON bytes.
 
     >>> canonical_json({"b": 1, "a": [True, None, 1.5, "é"]})
@@ -91,7 +65,7 @@ def canonical_json(value: Any) -> CanonicalJSON:
             "strings must be valid Unicode"
         ) from None
     _require_string_keys(value)
-    return _witness(CanonicalJSON, data)
+    return data
 
 
 def _require_string_keys(value: Any) -> None:
@@ -138,6 +112,23 @@ def parse_canonical(data: bytes) -> Any:
         return json.loads(data, parse_constant=_no_constants)
     except (UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise EncodingError(f"not valid canonical JSON: {exc}") from None
+
+
+SCAN_JSON: Final[Callable[[str, int], tuple[Any, int]]] = json.scanner.make_scanner(
+    json.JSONDecoder()  # type: ignore[arg-type]
+)
+"""The C scanner behind ``json.loads``: one JSON value at an offset, no whitespace skipping."""
+
+
+def is_canonical(data: object) -> bool:
+    """Whether ``data`` is bytes holding exactly ``canonical_json`` of the one JSON value it holds."""
+    if not isinstance(data, bytes):
+        return False
+    try:
+        value, _end = SCAN_JSON(data.decode("utf-8"), 0)  # trailing bytes make the comparison fail
+        return canonical_json(value) == data
+    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError, EncodingError):
+        return False
 
 
 def digest_of(data: bytes) -> str:

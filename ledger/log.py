@@ -18,18 +18,16 @@ same contract tests.
 from __future__ import annotations
 
 import hashlib
-import json
-import json.scanner
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import UTC, datetime
 from typing import Any, Final, NoReturn, Protocol
 
 import orjson
-from evoledger.ledger.canonical import CanonicalJSON, canonical_json, is_digest, parse_canonical
+from evoledger.ledger.canonical import SCAN_JSON, canonical_json, is_canonical, is_digest, parse_canonical
 from evoledger.ledger.database import SQLITE_ERRORS, Database, database_failure
 from evoledger.ledger.errors import ConcurrencyError, EncodingError, InputError, IntegrityError
 from evoledger.ledger.head import EMPTY_HEAD, Head, HeadManifest
-from evoledger.ledger.records import PendingEvent, StoredEvent
+from evoledger.ledger.records import EncodedEvent, PendingEvent, StoredEvent
 
 __all__ = [
     "Clock",
@@ -52,9 +50,6 @@ _VISIBILITIES: Final = frozenset({"public", "host"})
 _fast_loads: Final = orjson.loads
 
 
-_SCAN_JSON: Final[Callable[[str, int], tuple[Any, int]]] = json.scanner.make_scanner(
-    json.JSONDecoder()  # type: ignore[arg-type]
-)
 _READ_CHUNK: Final = 2048
 _new_row: Final = tuple.__new__
 _COLUMNS: Final = "seq, kind, version, visibility, payload, prev_hash, hash, recorded_at"
@@ -115,18 +110,18 @@ def check_pending(event: object) -> PendingEvent:
 def check_batch(events: Iterable[object]) -> list[PendingEvent]:
     """Validate a batch about to be appended (all or nothing); returns it as a list.
 
-    Each payload must be exactly ``canonical_json`` of the one JSON value it holds. A
-    :class:`~evoledger.ledger.canonical.CanonicalJSON` payload (what ``canonical_json`` returns) is
-    that by construction and is not parsed again. Any other ``bytes`` payload is checked in full,
-    batched: every payload is parsed on its own (it must be one complete value), then the list of
-    values is encoded once and compared with ``[p1,p2,...]``. Because each ``p_i`` is one complete
-    JSON value, equal concatenations force ``canonical_json(v_i) == p_i`` for every item; on any
+    Each payload must be exactly ``canonical_json`` of the one JSON value it holds. An
+    :class:`~evoledger.ledger.records.EncodedEvent` (what ``PendingEvent.encode`` returns) holds such
+    a payload by construction and is not parsed again. Any other payload is checked in full, batched:
+    every payload is parsed on its own (it must be one complete value), then the list of values is
+    encoded once and compared with ``[p1,p2,...]``. Because each ``p_i`` is one complete JSON value,
+    equal concatenations force ``canonical_json(v_i) == p_i`` for every item; on any
     mismatch the items are re-checked one by one to name the culprit.
     """
     batch: list[PendingEvent] = []
     unchecked: list[bytes] = []
     values: list[Any] = []
-    scan = _SCAN_JSON
+    scan = SCAN_JSON
     known = _KNOWN_HEADERS
     for event in events:
         if type(event) is not PendingEvent and not isinstance(event, PendingEvent):
@@ -139,7 +134,7 @@ def check_batch(events: Iterable[object]) -> list[PendingEvent]:
             or (kind, version, visibility) not in known
         ):
             _check_header(kind, version, visibility)
-        if type(payload) is CanonicalJSON:
+        if type(event) is EncodedEvent:  # canonical by construction
             batch.append(event)
             continue
         if not isinstance(payload, bytes):
@@ -164,7 +159,7 @@ def check_batch(events: Iterable[object]) -> list[PendingEvent]:
             same = False
         if not same:
             for event in batch:
-                if type(event.payload) is not CanonicalJSON and not _is_canonical(event.payload):
+                if type(event) is not EncodedEvent and not is_canonical(event.payload):
                     _raise_not_canonical(event)
     return batch
 
@@ -191,15 +186,6 @@ def _raise_not_canonical(event: PendingEvent) -> NoReturn:
         f"event {event.kind!r} payload is valid JSON but not canonical: {event.payload[:120]!r}; "
         "encode it with evoledger.ledger.canonical_json (sorted keys, no spaces, UTF-8)"
     )
-
-
-def _is_canonical(payload: bytes) -> bool:
-    """Whether ``payload`` is exactly ``canonical_json`` of the one JSON value it holds."""
-    try:
-        value, _end = _SCAN_JSON(payload.decode("utf-8"), 0)  # trailing bytes make the comparison fail
-        return canonical_json(value) == payload
-    except (UnicodeDecodeError, StopIteration, ValueError, RecursionError, EncodingError):
-        return False
 
 
 def check_read_args(from_seq: object, visibility: object, kinds: object) -> tuple[str, ...] | None:

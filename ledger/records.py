@@ -20,9 +20,10 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any, Final, Literal, NamedTuple
 
-from evoledger.ledger.canonical import parse_canonical
+from evoledger.ledger.canonical import canonical_json, is_canonical, parse_canonical
+from evoledger.ledger.errors import EncodingError
 
-__all__ = ["GENESIS_HASH", "PendingEvent", "StoredEvent", "Visibility", "chain_hash"]
+__all__ = ["GENESIS_HASH", "EncodedEvent", "PendingEvent", "StoredEvent", "Visibility", "chain_hash"]
 
 Visibility = Literal["public", "host"]
 
@@ -45,14 +46,60 @@ def chain_hash(prev_hash: str, kind: str, version: int, visibility: str, payload
     return "sha256:" + h.hexdigest()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, eq=False)
 class PendingEvent:
-    """An encoded Event about to be appended: ``payload`` is canonical JSON bytes."""
+    """An encoded Event about to be appended: ``payload`` is canonical JSON bytes.
+
+    The log checks a payload given as bytes in full (parse, re-encode, compare). :meth:`encode`
+    makes the payload itself from a value, returning an :class:`EncodedEvent` that the log trusts
+    without the second pass -- which is how the Host encodes every Event (``ledger.events.to_pending``).
+    """
 
     kind: str
     version: int
     visibility: Visibility
     payload: bytes
+
+    @staticmethod
+    def encode(kind: str, version: int, visibility: Visibility, value: Any) -> PendingEvent:
+        """The Event whose payload is ``canonical_json(value)`` (raises :class:`EncodingError` like it)."""
+        event = _new_pending(EncodedEvent)
+        _init_pending(event, kind, version, visibility, canonical_json(value))
+        return event
+
+    def _fields(self) -> tuple[str, int, str, bytes]:
+        return (self.kind, self.version, self.visibility, self.payload)
+
+    def __eq__(self, other: object) -> bool:  # an EncodedEvent equals the PendingEvent with its fields
+        if not isinstance(other, PendingEvent):
+            return NotImplemented
+        return self._fields() == other._fields()
+
+    def __hash__(self) -> int:
+        return hash(self._fields())
+
+
+_new_pending: Final = object.__new__
+_init_pending: Final = PendingEvent.__init__
+
+
+class EncodedEvent(PendingEvent):
+    """A :class:`PendingEvent` whose payload ``canonical_json`` produced, so it is canonical by construction.
+
+    Made by :meth:`PendingEvent.encode`. Building one any other way (directly, or through
+    ``dataclasses.replace``) checks the payload in full and raises :class:`EncodingError` unless it is
+    canonical JSON; like every ``PendingEvent`` it cannot be changed afterwards.
+    """
+
+    __slots__ = ()
+
+    def __init__(self, kind: str, version: int, visibility: Visibility, payload: bytes) -> None:
+        if not is_canonical(payload):
+            raise EncodingError(
+                f"EncodedEvent payload {payload!r:.120} is not canonical JSON; use PendingEvent.encode(kind, "
+                "version, visibility, value), or a plain PendingEvent (whose payload the log checks)"
+            )
+        _init_pending(self, kind, version, visibility, payload)
 
 
 class StoredEvent(NamedTuple):

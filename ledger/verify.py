@@ -140,7 +140,7 @@ def _verify_open(
     recorded = _read_manifest(manifest, findings)
     walk = _Walk()
     manifest_seq = None if recorded is None else recorded.count - 1
-    _walk_chain(_rows(db) if rows is None else rows, findings, walk, manifest_seq, references or {})
+    _walk_chain(db, rows, findings, walk, manifest_seq, references or {})
     if walk.complete:
         _check_manifest(recorded, walk, findings)
     checked = _check_objects(db, objects, walk, findings)
@@ -191,21 +191,22 @@ def _read_manifest(manifest: HeadManifest, findings: ProblemList) -> Head | None
     return recorded
 
 
-def _rows(db: Database) -> Iterator[LogRow]:
-    """The log's rows, queried lazily (inside the walk, which reports a database that fails to read)."""
-    cursor = db.conn.execute(f"SELECT {EVENT_COLUMNS} FROM events ORDER BY seq")
-    cursor.arraysize = 4096
-    yield from cursor
+def _query_rows(db: Database) -> Iterator[LogRow]:
+    """The log's rows as a cursor (queried inside the walk, which reports a database that fails to read)."""
+    return db.conn.execute(f"SELECT {EVENT_COLUMNS} FROM events ORDER BY seq")
 
 
 def _walk_chain(
-    rows: Iterable[LogRow],
+    db: Database,
+    rows: Iterable[LogRow] | None,
     findings: ProblemList,
     walk: _Walk,
     manifest_seq: int | None,
     known: Mapping[int, Sequence[str]],
 ) -> None:
     """Check seq contiguity, linkage and every hash; collect Object references and evictions.
+
+    ``rows``: the log's rows already read, or ``None`` to query them from ``db`` here.
 
     The hot loop of verify: the hash is ``chain_hash`` computed with the ``kind/version/visibility``
     part encoded once per distinct triple (the tests compare it with ``StoredEvent.expected_hash``).
@@ -215,11 +216,14 @@ def _walk_chain(
     sha256 = hashlib.sha256
     timestamp_ok = _TIMESTAMP.fullmatch
     middles: dict[tuple[object, object, object], bytes] = {}
+    good_timestamp: object = object()  # the last well-formed one (a batch of rows shares its timestamp)
     prev = GENESIS_HASH
     expected = 0
     checked = 0
     try:
-        for seq, kind, version, visibility, payload, prev_hash, digest, recorded_at in rows:
+        for seq, kind, version, visibility, payload, prev_hash, digest, recorded_at in (
+            _query_rows(db) if rows is None else rows
+        ):
             checked += 1
             if (
                 type(seq) is not int
@@ -281,7 +285,11 @@ def _walk_chain(
                         seq=seq,
                     )
                 )
-            if type(recorded_at) is not str or not timestamp_ok(recorded_at):
+            if recorded_at == good_timestamp:
+                pass
+            elif type(recorded_at) is str and timestamp_ok(recorded_at):
+                good_timestamp = recorded_at
+            else:
                 add(
                     Problem(
                         "chain",

@@ -14,7 +14,7 @@ current; an older payload is parsed, upcast as a dict, re-encoded and validated 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 from evoledger.ledger.canonical import canonical_json, parse_canonical
 from evoledger.ledger.errors import EncodingError, SchemaError, UnknownNameError
@@ -29,9 +29,13 @@ __all__ = ["EventCodec", "encode_payload", "from_stored", "to_pending"]
 _ROW_FIELDS: Final = frozenset({"kind", "version"})
 
 
+def _payload_value(event: EventBase) -> Any:
+    return event.model_dump(mode="json", exclude=set(_ROW_FIELDS))
+
+
 def encode_payload(event: EventBase) -> bytes:
     """The canonical JSON payload of ``event``: every field except ``kind`` and ``version``."""
-    return canonical_json(event.model_dump(mode="json", exclude=set(_ROW_FIELDS)))
+    return canonical_json(_payload_value(event))
 
 
 def _summarise(exc: ValidationError, limit: int = 5) -> str:
@@ -66,7 +70,7 @@ class EventCodec:
         kind = kind_of(cls)
         if self._types.get(kind) is not cls:
             raise UnknownNameError("event kind", kind, self._types)
-        return PendingEvent(kind=kind, version=event.version, visibility=cls.visibility, payload=encode_payload(event))
+        return PendingEvent.encode(kind, event.version, cls.visibility, _payload_value(event))
 
     def from_stored(self, stored: StoredEvent) -> EventBase:
         """Decode a log row into its Event, upcasting older versions; :class:`SchemaError` if it cannot."""

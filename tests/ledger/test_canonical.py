@@ -1,15 +1,15 @@
-"""Canonical JSON: what it refuses, and the CanonicalJSON witness the Event log trusts without re-parsing."""
+"""Canonical JSON: what it refuses, and the EncodedEvent the Event log trusts without re-parsing."""
 
 from __future__ import annotations
 
-import pickle
+import dataclasses
 from typing import Any
 
 import pytest
-from evoledger.ledger.canonical import CanonicalJSON, canonical_json, parse_canonical
+from evoledger.ledger.canonical import canonical_json, is_canonical, parse_canonical
 from evoledger.ledger.errors import EncodingError
 from evoledger.ledger.log import check_batch
-from evoledger.ledger.records import PendingEvent
+from evoledger.ledger.records import EncodedEvent, PendingEvent
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -42,14 +42,17 @@ def _exactly_canonical(data: bytes) -> bool:
 
 @given(_values)
 def test_whatever_canonical_json_returns_is_canonical(value: Any) -> None:
-    """The witness is sound: the log may skip re-checking a CanonicalJSON payload because of this."""
+    """Why the log may skip re-checking an EncodedEvent: its payload came out of canonical_json."""
     try:
         data = canonical_json(value)
     except EncodingError:
+        with pytest.raises(EncodingError):
+            PendingEvent.encode("x", 1, "public", value)
         return
-    assert type(data) is CanonicalJSON
     assert _exactly_canonical(data)
-    check_batch([PendingEvent("x", 1, "public", bytes(data))])  # the full check agrees
+    assert is_canonical(data)
+    check_batch([PendingEvent("x", 1, "public", data)])  # the full check agrees
+    assert PendingEvent.encode("x", 1, "public", value).payload == data
 
 
 @pytest.mark.parametrize(
@@ -77,33 +80,35 @@ def test_string_subclass_keys_are_fine() -> None:
     assert canonical_json({Name("b"): 1, "a": 2}) == b'{"a":2,"b":1}'
 
 
-def test_building_a_witness_from_bytes_checks_them() -> None:
-    assert CanonicalJSON(b'{"a":1}') == b'{"a":1}'
-    assert type(CanonicalJSON(b"[1,2]")) is CanonicalJSON
-    witness = canonical_json([1])
-    assert CanonicalJSON(witness) is witness
-    for bad in (b'{"a": 1}', b'{"b":1,"a":2}', b"[1]\n", b"1.0e3"):
-        with pytest.raises(EncodingError, match="not canonical"):
-            CanonicalJSON(bad)
-    with pytest.raises(EncodingError, match="not valid canonical JSON"):
-        CanonicalJSON(b"{")
-    with pytest.raises(EncodingError, match="takes bytes"):
-        CanonicalJSON("{}")  # type: ignore[arg-type]
+def test_an_encoded_event_cannot_be_built_or_changed_to_hold_other_bytes() -> None:
+    encoded = PendingEvent.encode("x", 1, "public", {"b": 1, "a": [1.5, None]})
+    assert type(encoded) is EncodedEvent
+    assert encoded == PendingEvent("x", 1, "public", b'{"a":[1.5,null],"b":1}')  # equal to the plain event
+    assert hash(encoded) == hash(PendingEvent("x", 1, "public", b'{"a":[1.5,null],"b":1}'))
+    assert EncodedEvent("x", 1, "public", b"[1,2]").payload == b"[1,2]"  # built directly: checked, and fine
+    for bad in (b'{"a": 1}', b'{"b":1,"a":2}', b"[1]\n", b"1.0e3", b"{", "{}"):
+        with pytest.raises(EncodingError, match="not canonical JSON"):
+            EncodedEvent("x", 1, "public", bad)  # type: ignore[arg-type]
+        with pytest.raises(EncodingError, match="not canonical JSON"):
+            dataclasses.replace(encoded, payload=bad)
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        encoded.payload = b"{}"  # type: ignore[misc]
+    assert dataclasses.replace(encoded, kind="y").kind == "y"
 
 
-def test_changing_a_witness_gives_plain_bytes() -> None:
-    data = canonical_json({"a": [1, 2]})
-    for changed in (data[:-1], data + b" ", data.replace(b"1", b"3"), b"" + data, bytes(data)):
-        assert type(changed) is bytes
-    assert type(pickle.loads(pickle.dumps(data))) is CanonicalJSON
+def test_is_canonical() -> None:
+    assert is_canonical(b'{"a":1}')
+    assert is_canonical(b"123456789012345678901234567890")  # beyond 64 bits: still JSON
+    for bad in (b'{"a": 1}', b"[1] ", b"\xff", b"", b"NaN", "{}", None):
+        assert not is_canonical(bad)
 
 
-def test_plain_bytes_are_checked_in_full_and_witnesses_are_not_reparsed() -> None:
-    good = canonical_json({"a": 1})
-    batch = check_batch([PendingEvent("x", 1, "public", good), PendingEvent("x", 1, "public", bytes(good))])
-    assert [e.payload for e in batch] == [good, good]
+def test_plain_payloads_are_checked_in_full_and_encoded_ones_are_not_reparsed() -> None:
+    encoded = PendingEvent.encode("x", 1, "public", {"a": 1})
+    plain = PendingEvent("x", 1, "public", encoded.payload)
+    assert check_batch([encoded, plain]) == [encoded, plain]
     with pytest.raises(EncodingError, match="not canonical"):
-        check_batch([PendingEvent("x", 1, "public", good), PendingEvent("x", 1, "public", b'{"a": 1}')])
+        check_batch([encoded, PendingEvent("x", 1, "public", b'{"a": 1}')])
 
 
 @pytest.mark.parametrize(
