@@ -1,0 +1,37 @@
+"""Every benchmark script under bench/ still runs (a smoke run at toy sizes; the figures are not checked here)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+
+SMOKE_RUNS = {
+    "ledger_bench.py": (["--events", "3000", "--single", "30"], "append, 1000/transaction"),
+    "replay_bench.py": (["--submissions", "6", "--episodes", "5", "--repeat", "1"], "raw sqlite3 read"),
+    "evaluate_bench.py": (["--episodes", "3", "--long-episodes", "1"], "Episode"),
+    "execution_bench.py": (["--quick"], "Episode"),
+    "export_bench.py": (["--steps", "2000", "--repeat", "1"], "steps"),
+}
+
+
+def test_every_bench_script_has_a_smoke_run() -> None:
+    assert sorted(p.name for p in (ROOT / "bench").glob("*_bench.py")) == sorted(SMOKE_RUNS)
+
+
+@pytest.mark.parametrize("script", sorted(SMOKE_RUNS))
+def test_bench_script_runs(script: str) -> None:
+    args, expected = SMOKE_RUNS[script]
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "bench" / script), *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=ROOT,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert expected in done.stdout
