@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 from evoledger.kernel.cli.options import echo_json
+from evoledger.ledger.errors import UnknownNameError
+from evoledger.ledger.events import EVENT_TYPES
 from evoledger.ledger.store import Ledger
 from evoledger.ledger.verify import verify
 from rich.console import Console
@@ -72,6 +74,9 @@ def log_command(
     Example:
       evoledger ledger log runs/cartpole-0 --kind submission-accepted --json
     """
+    for kind in kinds:
+        if kind not in EVENT_TYPES:  # a typo would otherwise list nothing, silently
+            raise UnknownNameError("event kind", kind, EVENT_TYPES)
     with Ledger.open(record_dir) as book:
         rows = book.records(from_seq, visibility=visibility, kinds=kinds or None)
         table = None if as_json else Table("seq", "kind", "visibility", "recorded at", "payload")

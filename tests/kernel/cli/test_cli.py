@@ -83,6 +83,13 @@ def test_ledger_log_filters_by_kind(record: Path) -> None:
     assert {json.loads(x)["visibility"] for x in host_only.output.splitlines()} == {"host"}
 
 
+def test_ledger_log_refuses_an_unknown_kind_with_a_suggestion(record: Path) -> None:
+    result = CliRunner().invoke(cli, ["ledger", "log", str(record), "--kind", "episode-finshed"])
+    assert result.exit_code == 2
+    assert "unknown event kind 'episode-finshed'" in result.output
+    assert "Did you mean 'episode-finished'?" in result.output
+
+
 def test_ledger_verify_of_a_tampered_record_exits_3(record: Path, tmp_path: Path) -> None:
     copy = tmp_path / "copy"
     copy.mkdir()
