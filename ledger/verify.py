@@ -9,8 +9,12 @@ when its digest is the value of a field named ``digest``, ``digests``, ``*_diges
 ``*_digests`` (a string or a list of strings), or a value of a ``files`` mapping
 (path -> digest). Payloads are scanned with a compiled regex; when the regex cannot account for
 every ``sha256:`` in a payload, that payload alone is parsed and walked exactly
-(:func:`referenced_digests`). Evictions are recorded by ``bulk-evicted`` events listing
-``digests``; a tombstone without such a record is ``object_evicted_unrecorded``.
+(:func:`referenced_digests`). The scan applies the convention everywhere, free-form JSON included;
+a digest it finds that the store cannot back is confirmed through the schema before it is reported
+(``typed_object_refs``: a ``*_digest`` key inside an Episode's ``metrics``, a Benchmark's ``params``
+or the recorded ``config`` is data, not a reference), so only that rare path parses payloads.
+Evictions are recorded by ``bulk-evicted`` events listing ``digests``; a tombstone without such a
+record is ``object_evicted_unrecorded``.
 """
 
 from __future__ import annotations
@@ -30,14 +34,13 @@ from evoledger.ledger.errors import (
     IntegrityError,
     LedgerError,
     LedgerNotFoundError,
-    ObjectEvictedError,
-    ObjectMissingError,
 )
 from evoledger.ledger.head import MANIFEST_NAME, Head, HeadManifest
 from evoledger.ledger.objects import OBJECTS_DIR_NAME, ObjectStore
 from evoledger.ledger.records import GENESIS_HASH
 from evoledger.ledger.reference_scan import referenced_digests
 from evoledger.ledger.store import Ledger
+from evoledger.ledger.verify_objects import EVICTION_KIND, check_objects
 from evoledger.ledger.verify_report import Problem, ProblemList, VerifyReport
 
 __all__ = [
@@ -52,7 +55,6 @@ __all__ = [
 ]
 
 
-EVICTION_KIND: Final = "bulk-evicted"
 LogRow = tuple[Any, ...]
 """One ``events`` row: ``(seq, kind, version, visibility, payload, prev_hash, hash, recorded_at)`` as SQLite
 returns it (typed loosely: a damaged row may hold values of any type, and verify reports that)."""
@@ -69,6 +71,8 @@ class _Walk:
     head_hash: str = GENESIS_HASH
     hash_at_manifest: str | None = None
     references: dict[str, int] = field(default_factory=dict)
+    vouched: dict[str, int] = field(default_factory=dict)
+    """References the caller vouched for (``known``): exact, so never dropped by the schema's reading."""
     evicted: set[str] = field(default_factory=set)
     complete: bool = True
 
@@ -143,7 +147,15 @@ def _verify_open(
     _walk_chain(db, rows, findings, walk, manifest_seq, references or {})
     if walk.complete:
         _check_manifest(recorded, walk, findings)
-    checked = _check_objects(db, objects, walk, findings)
+    checked = check_objects(
+        db,
+        objects,
+        findings,
+        references=walk.references,
+        vouched=walk.vouched,
+        evicted=walk.evicted,
+        reread=lambda: _query_rows(db) if rows is None or not isinstance(rows, Sequence) else rows,
+    )
     return _report(run_dir, findings, walk, checked, recorded)
 
 
@@ -304,6 +316,9 @@ def _walk_chain(
                 for ref in referenced_digests(payload) if found is None else found:
                     if ref not in refs:
                         refs[ref] = seq
+                if found is not None:
+                    for ref in found:
+                        walk.vouched.setdefault(ref, seq)
                 if kind == EVICTION_KIND:
                     _note_evictions(payload, walk.evicted)
             if seq == manifest_seq:
@@ -377,58 +392,3 @@ def _check_manifest(recorded: Head | None, walk: _Walk, findings: ProblemList) -
                 severity="warning",
             )
         )
-
-
-def _check_objects(db: Database, objects: ObjectStore, walk: _Walk, findings: ProblemList) -> int:
-    add = findings.add
-    seen: set[str] = set()
-    checked = 0
-    try:
-        rows = db.conn.execute("SELECT digest, size, location FROM objects").fetchall()
-    except SQLITE_ERRORS as exc:
-        add(Problem("database", "objects_unreadable", f"SQLite failed while listing Objects: {exc}"))
-        return 0
-    for digest, _size, location in rows:
-        checked += 1
-        if not is_digest(digest) or location not in ("inline", "file", "evicted"):
-            add(
-                Problem(
-                    "object",
-                    "object_corrupt",
-                    f"an objects row is damaged (digest {digest!r:.80}, location {location!r:.20})",
-                )
-            )
-            continue
-        seen.add(digest)
-        if location == "evicted":
-            if digest not in walk.evicted:
-                add(
-                    Problem(
-                        "object",
-                        "object_evicted_unrecorded",
-                        f"Object {digest} was evicted but no {EVICTION_KIND!r} event records it: its "
-                        "bytes were deleted outside bulk retention",
-                        digest=digest,
-                    )
-                )
-            continue
-        try:
-            objects.get(digest)
-        except ObjectMissingError as exc:
-            add(Problem("object", "object_missing", str(exc), digest=digest, seq=walk.references.get(digest)))
-        except ObjectEvictedError:  # evicted between our listing and the read
-            continue
-        except LedgerError as exc:
-            add(Problem("object", "object_corrupt", str(exc), digest=digest, seq=walk.references.get(digest)))
-    for digest, seq in walk.references.items():
-        if digest not in seen and digest not in walk.evicted:
-            add(
-                Problem(
-                    "object",
-                    "object_missing",
-                    f"event {seq} references Object {digest}, which has no bytes and no eviction record",
-                    digest=digest,
-                    seq=seq,
-                )
-            )
-    return checked

@@ -47,6 +47,7 @@ from evoledger.ledger.events import (
     is_reference_field,
     object_refs,
     payload_object_refs,
+    typed_object_refs,
     to_pending,
     visibility_of,
 )
@@ -483,6 +484,23 @@ def test_object_refs_follow_the_naming_convention(event: EventBase) -> None:
 
     walk(dump, None)
     assert refs == expected
+    # The schema's reading agrees wherever free-form JSON holds no digest-named key (as generated here).
+    assert typed_object_refs(to_pending(event).kind, parse_canonical(to_pending(event).payload)) == refs
+
+
+def test_typed_object_refs_leave_free_form_json_out() -> None:
+    a, b, c = (digest_of(bytes([i])) for i in range(3))
+    payload = {"trajectory_digest": a, "metrics": {"map_digest": b, "nested": {"x_digests": [c]}}}
+    assert payload_object_refs(payload) == {a, b, c}  # the convention, everywhere
+    assert typed_object_refs("episode-finished", payload) == {a}
+    assert typed_object_refs("episode-finished", {**payload, "failure": {"traceback_digest": c}}) == {a, c}
+    started = {"benchmark": {"params": {"weights_digest": b}}, "config": {"w_digest": c}, "program_digest": a}
+    assert typed_object_refs("evaluation-started", started) == {a}
+    assert typed_object_refs("run-created", {"benchmark_spec": {"a_digest": a}, "config": {}}) == set()
+    # Unknown kinds and undeclared keys keep the convention, so nothing is missed.
+    assert typed_object_refs("custom-fact", payload) == {a, b, c}
+    assert typed_object_refs("episode-finished", {"extra": {"x_digest": b}}) == {b}
+    assert typed_object_refs("episode-finished", [{"x_digest": b}]) == {b}
 
 
 def test_object_refs_examples() -> None:

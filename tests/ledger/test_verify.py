@@ -383,3 +383,44 @@ def test_the_common_payload_takes_the_single_key_path() -> None:
     assert referenced_digests(canonical_json({"_digest": D[0], "a_digest": D[1]})) == [D[1]]
     assert referenced_digests(b'{"a": 1,"b_digest":"' + D[2].encode() + b'"}') == [D[2]]
     assert referenced_digests(b'x"b_digest":"' + D[2].encode() + b'"') == []  # not JSON, and no key start
+
+
+# -- free-form JSON is data: a digest-shaped value under a *_digest key there is not an Object reference ---
+_ABSENT = "sha256:" + "a" * 64
+
+
+def _free_form_ledger(run_dir: Path, *, also_referenced: bool = False) -> None:
+    with Ledger.create(run_dir) as ledger:
+        trajectory = ledger.objects.put(b"[]")
+        events = [
+            PendingEvent.encode(
+                "episode-finished", 1, "public", {"trajectory_digest": trajectory, "metrics": {"map_digest": _ABSENT}}
+            ),
+            PendingEvent.encode("episode-planned", 1, "host", {"scenario": {"level": {"layout_digest": _ABSENT}}}),
+            PendingEvent.encode(
+                "evaluation-started", 1, "host", {"benchmark": {"params": {"weights_digest": _ABSENT}}}
+            ),
+        ]
+        if also_referenced:
+            events.append(PendingEvent.encode("episode-finished", 1, "public", {"trajectory_digest": _ABSENT}))
+        ledger.append_records(events)
+
+
+def test_digests_in_free_form_json_are_not_object_references(tmp_path: Path) -> None:
+    """An Environment metric, a scenario or a Benchmark param named *_digest is data (it used to fail verify)."""
+    _free_form_ledger(tmp_path / "run")
+    assert verify(tmp_path / "run").ok
+    assert _opened(tmp_path / "run", None, with_references=False).ok  # replay's path over rows already read
+
+
+def test_a_free_form_digest_that_is_also_referenced_is_reported_at_the_reference(tmp_path: Path) -> None:
+    _free_form_ledger(tmp_path / "run", also_referenced=True)
+    report = verify(tmp_path / "run")
+    assert [(p.code, p.digest, p.seq) for p in report.problems] == [("object_missing", _ABSENT, 3)]
+    assert _opened(tmp_path / "run", None, with_references=False) == report
+
+
+def test_unknown_kinds_keep_the_naming_convention(tmp_path: Path) -> None:
+    with Ledger.create(tmp_path / "run") as ledger:
+        ledger.append_records([ev("custom-fact", metrics={"map_digest": _ABSENT})])
+    assert [(p.code, p.seq) for p in verify(tmp_path / "run").problems] == [("object_missing", 0)]
