@@ -10,17 +10,16 @@ open, and judging continues from whatever the log already holds.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import signal
 from collections.abc import Callable
 from pathlib import Path
 
+from evoledger.kernel.agents.stale import stop_stale_agent_group
 from evoledger.kernel.registry import BenchmarkRegistry, default_registry
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.layout import RunLayout
 from evoledger.kernel.run.runner import RunResult, continue_run, summarize
 from evoledger.kernel.run.setup import plan_run
+from evoledger.kernel.session import WORKSPACE_ENV
 from evoledger.ledger.errors import ConfigError, InputError
 from evoledger.ledger.events import AgentExited, AgentStarted, RunCreated
 from evoledger.ledger.store import Ledger
@@ -38,16 +37,19 @@ def _run_created(ledger: Ledger) -> RunCreated:
     return first.event
 
 
-def _stop_stale_agent(ledger: Ledger, state: RunState) -> AgentExited | None:
-    """End an Agent process group left running by the dead Host, and the Event recording its end."""
+def _stop_stale_agent(ledger: Ledger, state: RunState, layout: RunLayout) -> AgentExited | None:
+    """End an Agent process group left running by the dead Host, and the Event recording its end.
+
+    The group (pgid == the recorded pid) is stopped only if that pid still belongs to this Run's Agent
+    (``kernel.agents.stale``): a pid reused by an unrelated process is left alone.
+    """
     if not state.agent_running:
         return None
     started = [r.event for r in ledger.events(kinds=["agent-started"])]
     last = started[-1]
     if not isinstance(last, AgentStarted):
         return None
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(last.pid, signal.SIGKILL)  # the Agent ran in its own process group (pgid == pid)
+    stop_stale_agent_group(last.pid, f"{WORKSPACE_ENV}={layout.workspace}")
     return AgentExited(
         pid=last.pid, attempt=last.attempt, exit_code=None, signal=None, duration_ms=0, reason="host_crashed"
     )
@@ -70,7 +72,7 @@ def resume(
         state = fold(r.event for r in ledger.events())
         if state.ended_reason is not None:
             return summarize(layout, state, [])
-        stale = _stop_stale_agent(ledger, state)
+        stale = _stop_stale_agent(ledger, state, layout)
         if stale is not None:
             ledger.append([stale])
         benchmark = (registry or default_registry()).make(config.benchmark.name, config.benchmark.config)

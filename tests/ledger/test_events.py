@@ -47,8 +47,8 @@ from evoledger.ledger.events import (
     is_reference_field,
     object_refs,
     payload_object_refs,
-    typed_object_refs,
     to_pending,
+    typed_object_refs,
     visibility_of,
 )
 from evoledger.ledger.records import GENESIS_HASH, PendingEvent, StoredEvent, Visibility, chain_hash

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from evoledger.ledger.events import AgentStarted
 from evoledger.ledger.store import Ledger
 from evoledger.ledger.verify import verify
 from evoledger.projections import run_state
@@ -102,8 +103,19 @@ def test_kill_resume_equals_uninterrupted(
         fresh = fold_mirror((r.stored.visibility, r.event) for r in book.events())
         assert diff_mirror(fresh, run_dir / "workspace" / "feedback", book.objects) == []
         kinds = [r.stored.kind for r in book.events(kinds=["agent-exited"])]
+        first_agent = next(r.event for r in book.events(kinds=["agent-started"]))
     if not crash_after.startswith(("validation", "candidate")):
         assert len(kinds) == 2  # the crashed attempt was recorded, and the restarted Agent's exit
+    assert isinstance(first_agent, AgentStarted)
+    assert _no_live_process(first_agent.pid)  # nothing of the dead Host's Agent is left running
+
+
+def _no_live_process(pid: int) -> bool:
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_bytes()
+    except FileNotFoundError:
+        return True
+    return stat.rpartition(b")")[2].split()[0] == b"Z"
 
 
 def test_resume_refuses_a_record_that_is_not_a_run(tmp_path: Path) -> None:
