@@ -154,7 +154,7 @@ def _verify_open(
         references=walk.references,
         vouched=walk.vouched,
         evicted=walk.evicted,
-        reread=lambda: _query_rows(db) if rows is None or not isinstance(rows, Sequence) else rows,
+        reread=lambda: rows if isinstance(rows, Sequence) else _query_rows(db),  # an iterator was consumed
     )
     return _report(run_dir, findings, walk, checked, recorded)
 
