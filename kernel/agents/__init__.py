@@ -2,7 +2,8 @@
 
 An Agent is a separate process. :mod:`~evoledger.kernel.agents.adapters` say how to launch each CLI
 non-interactively, :class:`AgentSupervisor` runs it (minimal environment, own process group, captured output,
-deadline, stop), :func:`render_task_text` writes what it is told, and :func:`make_agent` finds adapters by name.
+deadline, stop), :func:`render_task_text` writes what it is told, :func:`make_agent` finds adapters by name, and
+:func:`stop_stale_agent_group` ends an Agent a dead Host left running (only if it is still that Agent).
 """
 
 from evoledger.kernel.agents.adapters import (
@@ -19,6 +20,7 @@ from evoledger.kernel.agents.adapters import (
 )
 from evoledger.kernel.agents.base import AgentCommand, AgentTask, CodingAgent
 from evoledger.kernel.agents.registry import AGENTS, agent_names, make_agent
+from evoledger.kernel.agents.stale import StaleAgentOutcome, stop_stale_agent_group
 from evoledger.kernel.agents.supervisor import (
     BASE_ENV_VARS,
     HOST_ENV_PREFIX,
@@ -49,9 +51,11 @@ __all__ = [
     "FinishBudgetPolicy",
     "KimiCodeAgent",
     "QoderAgent",
+    "StaleAgentOutcome",
     "TaskFacts",
     "agent_names",
     "build_agent_env",
     "make_agent",
     "render_task_text",
+    "stop_stale_agent_group",
 ]
