@@ -5,7 +5,14 @@ from __future__ import annotations
 from typing import Protocol
 
 from evoledger.kernel.execution import EpisodeOutcome
-from evoledger.ledger.events import EpisodeFailure, EpisodeFinished, EventBase, InfraFault, ValidationEpisodeFinished
+from evoledger.ledger.events import (
+    EpisodeFailure,
+    EpisodeFinished,
+    EventBase,
+    InfraFault,
+    InfraFaultDetail,
+    ValidationEpisodeFinished,
+)
 
 __all__ = ["MAX_MESSAGE_CHARS", "PUBLIC_INFRA_REASON", "ObjectSink", "outcome_events", "validation_event"]
 
@@ -41,7 +48,9 @@ def outcome_events(
 ) -> list[EventBase]:
     """The Event recording how a Submission's or an Evaluation's Episode ended (its Objects stored first).
 
-    An infra fault becomes an ``infra-fault`` Event (refunding one unit when ``refund``), never a Policy failure.
+    An infra fault becomes an ``infra-fault`` Event (refunding one unit when ``refund``), never a Policy failure,
+    followed by the host-only ``infra-fault-detail`` that keeps what the fault reported (the public Event
+    never carries the Environment's own text, which may reveal Host-private data).
     """
     split = outcome.split
     if outcome.status == "infra_fault":
@@ -54,7 +63,14 @@ def outcome_events(
                 refunded_units=1 if refund else 0,
                 # Public: never the Environment's own exception text, which may reveal Host-private data.
                 reason=PUBLIC_INFRA_REASON + (" The unit was refunded." if refund else ""),
-            )
+            ),
+            InfraFaultDetail(
+                submission_id=submission_id,
+                evaluation_id=evaluation_id,
+                split=split,
+                index=outcome.index,
+                message=(outcome.failure_message or "no detail was reported")[:MAX_MESSAGE_CHARS],
+            ),
         ]
     return [
         EpisodeFinished(

@@ -38,6 +38,7 @@ from evoledger.ledger.events.episodes import (
     EpisodeStarted,
     EpisodeSummary,
     InfraFault,
+    InfraFaultDetail,
 )
 from evoledger.ledger.events.evaluation import EvaluationFinished, EvaluationStarted
 from evoledger.ledger.events.feedback import ArtifactRef, BulkEvicted, FeedbackPublished, Retention
@@ -113,6 +114,7 @@ __all__ = [
     "FiniteFloat",
     "FrozenList",
     "InfraFault",
+    "InfraFaultDetail",
     "JsonObject",
     "MediaType",
     "Message",

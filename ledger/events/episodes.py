@@ -38,6 +38,7 @@ __all__ = [
     "EpisodeStarted",
     "EpisodeSummary",
     "InfraFault",
+    "InfraFaultDetail",
 ]
 
 
@@ -181,3 +182,18 @@ class InfraFault(_EpisodeOwnerFields):
                 {"n": self.refunded_units, "m": len(self.indices)},
             )
         return self
+
+
+class InfraFaultDetail(_EpisodeOwnerFields):
+    """The fault's own account behind a public ``infra-fault`` (host only: the text may hold Host data).
+
+    The public Event says only that the Episode was voided; this one keeps what the Environment, the
+    Benchmark or the worker reported, so a Run's infra faults can be diagnosed from its ledger alone.
+    """
+
+    kind: Literal["infra-fault-detail"] = "infra-fault-detail"
+    version: Literal[1] = 1
+    visibility: ClassVar[Visibility] = "host"
+
+    index: PoolIndex
+    message: Message

@@ -13,7 +13,13 @@ from typing import Annotated, Final
 from evoledger.ledger.errors import SchemaError, UnknownNameError
 from evoledger.ledger.events.agent import AgentExited, AgentStarted
 from evoledger.ledger.events.base import EventBase
-from evoledger.ledger.events.episodes import EpisodeFinished, EpisodePlanned, EpisodeStarted, InfraFault
+from evoledger.ledger.events.episodes import (
+    EpisodeFinished,
+    EpisodePlanned,
+    EpisodeStarted,
+    InfraFault,
+    InfraFaultDetail,
+)
 from evoledger.ledger.events.evaluation import EvaluationFinished, EvaluationStarted
 from evoledger.ledger.events.feedback import BulkEvicted, FeedbackPublished
 from evoledger.ledger.events.judging import AssessmentFinished, CandidateSelected, ValidationEpisodeFinished
@@ -48,6 +54,7 @@ Event = Annotated[
     | EpisodeStarted
     | EpisodeFinished
     | InfraFault
+    | InfraFaultDetail
     | FeedbackPublished
     | BulkEvicted
     | FinishAccepted
@@ -108,6 +115,7 @@ EVENT_TYPES: Final[Mapping[str, type[EventBase]]] = event_types(
         EpisodeStarted,
         EpisodeFinished,
         InfraFault,
+        InfraFaultDetail,
         FeedbackPublished,
         BulkEvicted,
         FinishAccepted,

@@ -34,6 +34,7 @@ from evoledger.ledger.events import (
     FinishAccepted,
     FinishRejected,
     InfraFault,
+    InfraFaultDetail,
     ProgramSnapshotted,
     RunCreated,
     RunEnded,
@@ -280,6 +281,7 @@ STRATEGIES: dict[type[EventBase], st.SearchStrategy[Any]] = {
         attempt=positives,
     ),
     InfraFault: _infra_fault(),
+    InfraFaultDetail: _with(InfraFaultDetail, _owner(), index=indices, message=texts),
     FeedbackPublished: _feedback(),
     BulkEvicted: st.builds(
         BulkEvicted,
@@ -359,7 +361,7 @@ def raw_row(kind: str, payload: bytes, *, version: int = 1, visibility: Visibili
 
 def test_strategies_cover_every_kind() -> None:
     assert set(STRATEGIES) == set(EVENT_TYPES.values())
-    assert len(EVENT_TYPES) == 20
+    assert len(EVENT_TYPES) == 21
 
 
 def test_declared_visibility_of_every_kind() -> None:
@@ -372,6 +374,7 @@ def test_declared_visibility_of_every_kind() -> None:
         "episode-started": "public",
         "episode-finished": "public",
         "infra-fault": "public",
+        "infra-fault-detail": "host",
         "feedback-published": "public",
         "bulk-evicted": "public",
         "finish-accepted": "public",

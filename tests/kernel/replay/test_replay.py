@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 from evoledger.kernel.replay import UNFOLDED_KINDS, replay
 from evoledger.ledger.errors import LedgerNotFoundError
+from evoledger.ledger.events import InfraFaultDetail
 from evoledger.ledger.store import Ledger
 from evoledger.projections import mirror, retention, run_state
 
@@ -177,13 +178,16 @@ def test_kinds_the_projection_check_does_not_parse_change_no_projection(recorded
     with Ledger.open(recorded_run) as book:
         recorded = list(book.events())
     prefix = recorded[: next(i for i, r in enumerate(recorded) if r.stored.kind == "candidate-selected")]
-    event = next(r for r in recorded if r.stored.kind == kind)
+    found = next((r.event for r in recorded if r.stored.kind == kind), None)
+    # The recorded Run has no infra fault: its detail Event is made up, for the first Submission.
+    event = found or InfraFaultDetail(submission_id="submission-000001", split="train", index=0, message="boom")
+    assert event.kind == kind
     state = run_state.fold(r.event for r in prefix)
-    assert replace(run_state.apply(state, event.event), events=state.events) == state
+    assert replace(run_state.apply(state, event), events=state.events) == state
     mirrored = mirror.fold((r.stored.visibility, r.event) for r in prefix)
-    assert replace(mirror.apply(mirrored, event.event, event.stored.visibility), events=mirrored.events) == mirrored
+    assert replace(mirror.apply(mirrored, event, event.visibility), events=mirrored.events) == mirrored
     kept = retention.fold(r.event for r in prefix)
-    assert retention.apply(kept, event.event) == kept
+    assert retention.apply(kept, event) == kept
 
 
 def test_an_older_record_without_a_recorded_direction_takes_it_from_the_registry(run_copy: Path, tamper) -> None:
