@@ -26,7 +26,6 @@ import gymnasium as gym
 import numpy as np
 from evoledger.benchmarks.feedback_summary import summarize_episodes
 from evoledger.kernel.authoring import (
-    SPLITS,
     BenchmarkSpec,
     EpisodeRecord,
     EpisodeSpec,
@@ -34,11 +33,12 @@ from evoledger.kernel.authoring import (
     InvalidAction,
     Split,
     Step,
+    check_episode_request,
     derive_seed,
     describe_space,
     parameters_digest,
 )
-from evoledger.ledger.errors import ConfigError, InfraError, InputError
+from evoledger.ledger.errors import ConfigError, InfraError
 from gymnasium import spaces
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -232,12 +232,7 @@ class GymBenchmark:
 
     def episodes(self, split: Split, *, seed: int, count: int) -> list[EpisodeSpec]:
         """``count`` Episodes of ``split``; Episode ``i`` is seeded with ``derive_seed(seed, "episode", split, i)``."""
-        if split not in SPLITS:
-            raise InputError(f"split {split!r} is not one of {list(SPLITS)}")
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise InputError(f"episode count {count!r} must be a non-negative integer")
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise InputError(f"seed {seed!r} must be a non-negative integer")
+        check_episode_request(split, seed=seed, count=count)
         return [EpisodeSpec(split=split, index=i, seed=derive_seed(seed, "episode", split, i)) for i in range(count)]
 
     def make_environment(self, episode: EpisodeSpec) -> GymEnvironment:

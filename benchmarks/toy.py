@@ -33,7 +33,6 @@ from typing import Any, Final
 
 import numpy as np
 from evoledger.kernel.authoring import (
-    SPLITS,
     Artifact,
     BenchmarkSpec,
     EpisodeRecord,
@@ -42,11 +41,11 @@ from evoledger.kernel.authoring import (
     InvalidAction,
     Split,
     Step,
+    check_episode_request,
     derive_seed,
     describe_space,
     parameters_digest,
 )
-from evoledger.ledger.errors import ConfigError
 from gymnasium import spaces
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -243,12 +242,7 @@ class ToyBenchmark:
 
     def episodes(self, split: Split, *, seed: int, count: int) -> list[EpisodeSpec]:
         """``count`` Episodes of ``split``, their seeds derived from ``seed`` (deterministic)."""
-        if split not in SPLITS:
-            raise ConfigError(f"split {split!r} is not one of {', '.join(SPLITS)}")
-        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
-            raise ConfigError(f"count must be a non-negative integer, got {count!r}")
-        if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
-            raise ConfigError(f"seed must be a non-negative integer, got {seed!r}")
+        check_episode_request(split, seed=seed, count=count)
         faulty = set(self.config.infra_fault_indices) if split == "train" else set()
         return [
             EpisodeSpec(

@@ -13,7 +13,15 @@ from evoledger.kernel.authoring.conformance import (
     ConformanceReport,
     check_benchmark,
 )
-from evoledger.kernel.authoring.episodes import SPLITS, Environment, EpisodeSpec, InvalidAction, Split, Step
+from evoledger.kernel.authoring.episodes import (
+    SPLITS,
+    Environment,
+    EpisodeSpec,
+    InvalidAction,
+    Split,
+    Step,
+    check_episode_request,
+)
 from evoledger.kernel.authoring.feedback import (
     FAILURE_CODES,
     Artifact,
@@ -50,6 +58,7 @@ __all__ = [
     "Step",
     "Trajectory",
     "check_benchmark",
+    "check_episode_request",
     "derive_seed",
     "describe_space",
     "parameters_digest",

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal, Protocol, runtime_checkable
 
-from evoledger.ledger.errors import EvoLedgerError
+from evoledger.ledger.errors import EvoLedgerError, InputError
 
 __all__ = [
     "SPLITS",
@@ -15,12 +15,26 @@ __all__ = [
     "InvalidAction",
     "Split",
     "Step",
+    "check_episode_request",
 ]
 
 Split = Literal["train", "validation", "assessment"]
 """Train Episodes are the Agent's experiments; validation selects a Candidate; assessment is held out."""
 
 SPLITS: tuple[Split, ...] = ("train", "validation", "assessment")
+
+
+def check_episode_request(split: object, *, seed: object, count: object) -> None:
+    """Refuse the arguments of ``Benchmark.episodes`` that no Benchmark can plan for (:class:`InputError`).
+
+    ``split`` must be one of :data:`SPLITS`; ``seed`` and ``count`` non-negative ints (not bools).
+    """
+    if split not in SPLITS:
+        raise InputError(f"split {split!r} is not one of {', '.join(SPLITS)}")
+    if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+        raise InputError(f"episode count {count!r} must be a non-negative integer")
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise InputError(f"seed {seed!r} must be a non-negative integer")
 
 
 @dataclass(frozen=True, slots=True)

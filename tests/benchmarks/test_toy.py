@@ -10,7 +10,7 @@ import pytest
 from evoledger.benchmarks.toy import ToyBenchmark, make_toy_continuous, make_toy_counter, make_toy_structured
 from evoledger.kernel.authoring import SPLITS, Benchmark, EpisodeRecord, InvalidAction, parameters_digest
 from evoledger.kernel.registry import BenchmarkRef, default_registry, resolve_benchmark
-from evoledger.ledger.errors import ConfigError
+from evoledger.ledger.errors import ConfigError, InputError
 
 
 @pytest.mark.parametrize("name", ["toy-counter", "toy-continuous", "toy-structured"])
@@ -102,15 +102,15 @@ def test_feedback_counts_failures_as_zero_and_ignores_infra_faults() -> None:
     assert benchmark.feedback([]).score is None
 
 
-def test_bad_configuration_and_arguments_are_config_errors() -> None:
+def test_bad_configuration_is_a_config_error_and_bad_arguments_an_input_error() -> None:
     with pytest.raises(ConfigError, match="n_actions"):
         default_registry().make("toy-counter", {"n_actions": 1})
     with pytest.raises(ConfigError, match=r"unexpected|extra"):
         default_registry().make("toy-continuous", {"n_actions": 3})
     benchmark = make_toy_counter()
-    with pytest.raises(ConfigError, match="split"):
+    with pytest.raises(InputError, match="split"):
         benchmark.episodes("training", seed=0, count=1)  # type: ignore[arg-type]
-    with pytest.raises(ConfigError, match="count"):
+    with pytest.raises(InputError, match="count"):
         benchmark.episodes("train", seed=0, count=-1)
-    with pytest.raises(ConfigError, match="seed"):
+    with pytest.raises(InputError, match="seed"):
         benchmark.episodes("train", seed=-1, count=1)
