@@ -40,7 +40,7 @@ from evoledger.kernel.replay.log_pass import fold_log
 from evoledger.kernel.run import AssessmentConfig, RunConfig, RunLayout, ValidationConfig
 from evoledger.kernel.run.judging import CandidateResult, rank_candidates, select
 from evoledger.kernel.run.runner import summarize
-from evoledger.kernel.run.setup import default_initial_program, plan_run
+from evoledger.kernel.run.setup import default_initial_program, plan_run, planned_events
 from evoledger.ledger.canonical import canonical_json
 from evoledger.ledger.events import (
     AgentExited,
@@ -50,7 +50,6 @@ from evoledger.ledger.events import (
     BenchmarkIdentity,
     EpisodeFailure,
     EpisodeFinished,
-    EpisodePlanned,
     EpisodeStarted,
     EpisodeSummary,
     EventBase,
@@ -165,16 +164,7 @@ class _Builder:
                 seed=self.config.seed,
                 created_by="evoledger replay_bench",
             ),
-            *(
-                EpisodePlanned(
-                    split=p.spec.split,
-                    index=p.spec.index,
-                    env_seed=p.spec.seed,
-                    policy_seed=p.policy_seed,
-                    scenario=dict(p.spec.scenario or {}),
-                )
-                for p in (*self.plan.train, *self.plan.validation, *self.plan.assessment)
-            ),
+            *planned_events(self.plan),
         )
         self.snapshots = _programs(self.root / "programs", self.ledger)
         initial = snapshot_program(default_initial_program("cartpole"), self.ledger.objects)

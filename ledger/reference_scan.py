@@ -15,7 +15,7 @@ from typing import Final
 
 from evoledger.ledger.canonical import is_digest
 
-__all__ = ["referenced_digests"]
+__all__ = ["digests_in", "referenced_digests"]
 
 _REFERENCE_KEY: Final = re.compile(r"^(?:.+_)?digests?$")
 _FAST_REFS: Final = re.compile(rb'digest(?:":"(sha256:[0-9a-f]{64})"|s":\[((?:"sha256:[0-9a-f]{64}",?)*)\])')
@@ -42,6 +42,11 @@ def _single_refs(payload: bytes, total: int) -> list[str] | None:
     return found if len(found) == total else None
 
 
+def digests_in(data: bytes) -> list[str]:
+    """Every digest-shaped ``sha256:<64 hex>`` in ``data``, in order, whatever key (if any) it is under."""
+    return [digest.decode("ascii") for digest in _DIGEST_BYTES.findall(data)]
+
+
 def referenced_digests(payload: bytes) -> list[str]:
     """The Object digests a canonical-JSON payload references (see the module docstring)."""
     total = payload.count(b"sha256:")
@@ -64,7 +69,7 @@ def referenced_digests(payload: bytes) -> list[str]:
         if single:
             found.append(single.decode("ascii"))
         else:
-            found.extend(d.decode("ascii") for d in _DIGEST_BYTES.findall(many))
+            found.extend(digests_in(many))
     if len(found) == total:
         return found
     try:

@@ -10,7 +10,6 @@ schema (:func:`~evoledger.ledger.events.references.typed_object_refs`) before it
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence, Set
 from typing import Any, Final
 
@@ -18,13 +17,12 @@ from evoledger.ledger.canonical import is_digest
 from evoledger.ledger.database import SQLITE_ERRORS, Database
 from evoledger.ledger.errors import LedgerError, ObjectEvictedError, ObjectMissingError
 from evoledger.ledger.objects import ObjectStore
-from evoledger.ledger.reference_scan import referenced_digests
+from evoledger.ledger.reference_scan import digests_in, referenced_digests
 from evoledger.ledger.verify_report import Problem, ProblemList
 
 __all__ = ["EVICTION_KIND", "check_objects"]
 
 EVICTION_KIND: Final = "bulk-evicted"
-_DIGEST_BYTES: Final = re.compile(rb"sha256:[0-9a-f]{64}")
 
 
 def check_objects(
@@ -121,7 +119,7 @@ def _typed_references(
             seq, kind, payload = row[0], row[1], row[4]
             if type(payload) is not bytes or b"sha256:" not in payload:
                 continue
-            named = {m.decode("ascii") for m in _DIGEST_BYTES.findall(payload)}.intersection(candidates)
+            named = candidates.keys() & digests_in(payload)
             if not named:
                 continue
             try:

@@ -112,17 +112,21 @@ class RunState:
         return self.submissions.get(submission_id)
 
 
+def _created_fields(e: RunCreated) -> dict[str, Any]:
+    """What ``run-created`` sets (shared by :func:`apply` and :class:`RunStateBuilder`)."""
+    return {
+        "created": True,
+        "run_id": e.run_id,
+        "episode_budget": e.episode_budget,
+        "max_submissions": e.max_submissions,
+        "finish_budget_policy": e.finish_budget_policy,
+        "config": Map(e.config),
+        "budget_left": e.episode_budget,
+    }
+
+
 def _run_created(state: RunState, e: RunCreated) -> RunState:
-    return replace(
-        state,
-        created=True,
-        run_id=e.run_id,
-        episode_budget=e.episode_budget,
-        max_submissions=e.max_submissions,
-        finish_budget_policy=e.finish_budget_policy,
-        config=Map(e.config),
-        budget_left=e.episode_budget,
-    )
+    return replace(state, **_created_fields(e))
 
 
 def _submission_accepted(state: RunState, e: SubmissionAccepted) -> RunState:
@@ -298,15 +302,7 @@ class RunStateBuilder:
 
     # -- one method per kind (the same rules as the handlers of apply) ----------------------------------
     def _run_created(self, e: RunCreated) -> None:
-        self._s.update(
-            created=True,
-            run_id=e.run_id,
-            episode_budget=e.episode_budget,
-            max_submissions=e.max_submissions,
-            finish_budget_policy=e.finish_budget_policy,
-            config=Map(e.config),
-            budget_left=e.episode_budget,
-        )
+        self._s.update(_created_fields(e))
 
     def _submission_accepted(self, e: SubmissionAccepted) -> None:
         s = self._s

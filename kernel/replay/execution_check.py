@@ -58,11 +58,11 @@ def recorded_episodes(record: RunRecord) -> tuple[list[RecordedEpisode], list[Fi
     programs: dict[str, str] = {}
     found: list[RecordedEpisode] = []
     problems: list[Finding] = []
-    for seq, kind, version, visibility, payload, _prev, _hash, _at in record.rows:
+    for seq, kind, version, visibility, payload, prev_hash, digest, recorded_at in record.rows:
         if kind not in _KINDS:
             continue
         try:
-            event = from_stored(StoredEvent(seq, kind, version, visibility, payload, "", "", ""))
+            event = from_stored(StoredEvent(seq, kind, version, visibility, payload, prev_hash, digest, recorded_at))
         except LedgerError as exc:
             problems.append(Finding("schema", f"cannot read this Episode record: {exc}", seq=seq))
             continue

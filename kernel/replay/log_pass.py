@@ -134,7 +134,9 @@ def _fold_projections(
     references: dict[int, tuple[str, ...]] = {}
     selection: CandidateSelected | None = None
     datas = parsed if parsed is not None else itertools.repeat(None, len(rows))
-    for (seq, kind, version, visibility, payload, _prev, _hash, _at), shared in zip(rows, datas, strict=True):
+    for (seq, kind, version, visibility, payload, prev_hash, digest, recorded_at), shared in zip(
+        rows, datas, strict=True
+    ):
         if kind in unfolded:
             continue
         if kind == _EPISODE and version == _EPISODE_VERSION and visibility == "public":
@@ -148,7 +150,7 @@ def _fold_projections(
                     references[seq] = digests
                 continue
         try:
-            event = from_stored(StoredEvent(seq, kind, version, visibility, payload, "", "", ""))
+            event = from_stored(StoredEvent(seq, kind, version, visibility, payload, prev_hash, digest, recorded_at))
         except LedgerError as exc:
             findings.append(Finding("schema", f"cannot fold this Event into the projections: {exc}", seq=seq))
             continue

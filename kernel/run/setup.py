@@ -19,7 +19,7 @@ from evoledger.ledger.events import BenchmarkIdentity, EpisodePlanned, EventBase
 from evoledger.ledger.snapshots import ProgramSnapshot, materialize_program, snapshot_program
 from evoledger.ledger.store import Ledger
 
-__all__ = ["RunPlan", "create_run", "default_initial_program", "plan_run"]
+__all__ = ["RunPlan", "create_run", "default_initial_program", "plan_run", "planned_events"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,7 +57,8 @@ def _run_id(root: Path) -> str:
     return name[:128]
 
 
-def _planned_events(plan: RunPlan) -> list[EventBase]:
+def planned_events(plan: RunPlan) -> list[EventBase]:
+    """The host-only ``episode-planned`` Events recording every Episode of ``plan`` (train, validation, assessment)."""
     return [
         EpisodePlanned(
             split=p.spec.split,
@@ -113,7 +114,7 @@ def create_run(
                     seed=config.seed,
                     created_by=f"evoledger {__version__}",
                 ),
-                *_planned_events(plan),
+                *planned_events(plan),
                 snapshot.to_event("initial"),
             ]
         )

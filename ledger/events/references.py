@@ -27,6 +27,8 @@ from pydantic import BaseModel, JsonValue
 __all__ = ["is_reference_field", "object_refs", "payload_object_refs", "typed_object_refs"]
 
 _REFERENCE_KEY: Final = re.compile(r"^(?:.+_)?digests?$")
+_NO_PLAN: Final[tuple[frozenset[str], dict[str, type[BaseModel]]]] = (frozenset(), {})
+"""The plan of a dict read without a model: nothing opaque, nothing nested."""
 
 
 def is_reference_field(name: str) -> bool:
@@ -43,18 +45,22 @@ def _collect(value: Any, found: set[str]) -> None:
             _collect(item, found)
 
 
-def _walk(value: Any, found: set[str]) -> None:
+def _walk(value: Any, found: set[str], model: type[BaseModel] | None = None) -> None:
+    """Collect references below ``value``; a dict read as ``model`` skips its free-form JSON fields."""
     if isinstance(value, dict):
+        opaque, nested = _plan(model) if model is not None else _NO_PLAN
         for key, item in value.items():
+            if key in opaque:
+                continue
             if isinstance(key, str) and is_reference_field(key):
                 _collect(item, found)
             elif key == "files" and isinstance(item, dict):
                 for digest in item.values():
                     _collect(digest, found)
-            _walk(item, found)
+            _walk(item, found, nested.get(key))
     elif isinstance(value, list | tuple):
-        for item in value:
-            _walk(item, found)
+        for item in value:  # a list of nested models: each dict in it is one
+            _walk(item, found, model if isinstance(item, dict) else None)
 
 
 def payload_object_refs(data: Any) -> frozenset[str]:
@@ -77,34 +83,8 @@ def typed_object_refs(kind: str, data: Any) -> frozenset[str]:
     """
     model = EVENT_TYPES.get(kind)
     found: set[str] = set()
-    if model is None:
-        _walk(data, found)
-    else:
-        _walk_model(data, model, found)
+    _walk(data, found, model if isinstance(data, dict) else None)
     return frozenset(found)
-
-
-def _walk_model(value: Any, model: type[BaseModel], found: set[str]) -> None:
-    if not isinstance(value, dict):
-        _walk(value, found)
-        return
-    opaque, nested = _plan(model)
-    for key, item in value.items():
-        if key in opaque:
-            continue
-        if isinstance(key, str) and is_reference_field(key):
-            _collect(item, found)
-        elif key == "files" and isinstance(item, dict):
-            for digest in item.values():
-                _collect(digest, found)
-        part = nested.get(key)
-        if part is None:
-            _walk(item, found)
-        elif isinstance(item, list | tuple):
-            for element in item:
-                _walk_model(element, part, found)
-        else:
-            _walk_model(item, part, found)
 
 
 @functools.cache
