@@ -8,8 +8,9 @@ bulk retention and refreshes the Agent's ``feedback/`` mirror.
 
 from __future__ import annotations
 
+import traceback
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from evoledger.kernel.authoring import Benchmark
 from evoledger.kernel.execution import EpisodeTask, Executor
@@ -30,14 +31,22 @@ from evoledger.ledger.events import (
     FeedbackPublished,
     FinishAccepted,
     FinishRejected,
+    RequestFailed,
     SubmissionAccepted,
     SubmissionRejected,
+    request_summary,
 )
 from evoledger.ledger.snapshots import ProgramSnapshot, snapshot_program
 from evoledger.ledger.store import Ledger
 from evoledger.projections.run_state import RunState, apply
 
 __all__ = ["RunHost", "submission_id_for"]
+
+_SHOWN_IDS: Final = 5
+"""How many offending submission ids a finish rejection quotes (the rest are counted)."""
+
+_FAILURE_TEXT: Final = 4096
+"""Longest exception message / traceback kept in a ``request-failed`` Event, in characters."""
 
 _SNAPSHOT_SETTLE_SECONDS = 0.1
 """A submitted Program is captured only once no file changed for this long (a torn write is never taken)."""
@@ -93,12 +102,40 @@ class RunHost:
     def _reject_submission(
         self, code: str, message: str, request: dict[str, Any], retryable: bool = False
     ) -> Rejection:
-        self.append([SubmissionRejected(code=code, message=message, retryable=retryable, request=request)])
-        return Rejection(code, message, retryable)  # type: ignore[arg-type]
+        rejection = Rejection(code, message, retryable)  # type: ignore[arg-type]  # bounds the message
+        summary = request_summary(request)
+        self.append([SubmissionRejected(code=code, message=rejection.message, retryable=retryable, request=summary)])
+        return rejection
 
-    def _reject_finish(self, code: str, message: str, retryable: bool = False) -> Rejection:
-        self.append([FinishRejected(code=code, message=message, retryable=retryable)])
-        return Rejection(code, message, retryable)  # type: ignore[arg-type]
+    def _reject_finish(self, code: str, message: str, request: dict[str, Any], retryable: bool = False) -> Rejection:
+        rejection = Rejection(code, message, retryable)  # type: ignore[arg-type]  # bounds the message
+        summary = request_summary(request)
+        self.append([FinishRejected(code=code, message=rejection.message, retryable=retryable, request=summary)])
+        return rejection
+
+    def record_failure(self, method: str, params: Any, error: Exception) -> None:
+        """Record, host-only, that deciding a ``method`` request raised ``error`` (a Host bug).
+
+        The caller answers the Agent ``internal_error`` and the Run goes on. If even this record cannot
+        be appended (the ledger itself is failing), the original error is raised: the Host cannot go on
+        without recording.
+        """
+        if isinstance(params, dict):
+            request = params
+        else:
+            request = params.model_dump(mode="json") if hasattr(params, "model_dump") else {}
+        trace = "".join(traceback.format_exception(error))
+        event = RequestFailed(
+            method=method if method in ("submit", "finish", "status") else "unknown",
+            request=request_summary(request),
+            error_type=type(error).__qualname__[:256] or "Exception",
+            message=str(error)[:_FAILURE_TEXT],
+            traceback=_tail(trace, _FAILURE_TEXT),
+        )
+        try:
+            self.append([event])
+        except Exception as failure:
+            raise error from failure
 
     # -------------------------------------------------------------------------------------------- status
 
@@ -156,10 +193,17 @@ class RunHost:
 
     def _snapshot(self, program: str, request: dict[str, Any]) -> ProgramSnapshot:
         workspace = self._layout.workspace.resolve()
-        candidate = (workspace / program).resolve()
+        try:
+            candidate = (workspace / program).resolve()
+        except (ValueError, OSError) as exc:  # NUL (refused by the protocol already), ENAMETOOLONG, ELOOP
+            raise self._reject_submission(
+                "program_invalid", f"program path {program[:200]!r} cannot be resolved: {exc}", request
+            ) from None
         if not candidate.is_relative_to(workspace):
             raise self._reject_submission(
-                "program_invalid", f"program path {program!r} is outside the workspace; submit e.g. 'program'", request
+                "program_invalid",
+                f"program path {program[:200]!r} is outside the workspace; submit e.g. 'program'",
+                request,
             )
         try:
             return snapshot_program(candidate, self._ledger.objects, settle_seconds=_SNAPSHOT_SETTLE_SECONDS)
@@ -198,6 +242,17 @@ class RunHost:
             ]
         )
         return self.run_submission(submission_id)
+
+    def complete_submission(self, submission_id: str) -> None:
+        """Finish the work of a Submission left in flight (``resume``): run its pending Episodes, publish.
+
+        An unexpected error is recorded like a failed request (``request-failed``) and the Run goes on, so
+        that a Submission whose publication keeps failing cannot make every ``resume`` fail the same way.
+        """
+        try:
+            self.run_submission(submission_id)
+        except Exception as error:
+            self.record_failure("submit", {"submission_id": submission_id}, error)
 
     def run_submission(self, submission_id: str) -> dict[str, Any]:
         """Run the pending Episodes of an accepted Submission, then publish its Feedback.
@@ -269,30 +324,44 @@ class RunHost:
     # -------------------------------------------------------------------------------------------- finish
 
     def finish(self, params: FinishParams) -> dict[str, Any]:
-        """Decide a ``finish`` request; on acceptance Agent authority ends."""
+        """Decide a ``finish`` request; on acceptance Agent authority ends. Every check is linear."""
         s = self.state
         candidates = list(params.candidates)
+        request: dict[str, Any] = {"candidates": candidates}
         if s.finished or s.ended_reason is not None:
-            raise self._reject_finish("session_closed", "the Session is already finished")
+            raise self._reject_finish("session_closed", "the Session is already finished", request)
         if not candidates:
-            raise self._reject_finish("invalid_request", "finish names no Candidate; e.g. finish submission-000001")
+            raise self._reject_finish(
+                "invalid_request", "finish names no Candidate; e.g. finish submission-000001", request
+            )
         if s.budget_left > 0 and self._config.finish_budget_policy == "require_budget_exhaustion":
             raise self._reject_finish(
                 "budget_remaining",
                 f"{s.budget_left} Episodes of budget remain and this Run requires spending them before finish",
+                request,
                 retryable=True,
             )
-        duplicates = sorted({c for c in candidates if candidates.count(c) > 1})
+        seen: set[str] = set()
+        duplicates: dict[str, None] = {}  # insertion-ordered set
+        for candidate in candidates:
+            if candidate in seen:
+                duplicates[candidate] = None
+            seen.add(candidate)
         if duplicates:
-            raise self._reject_finish("duplicate_submission", f"finish names {duplicates} more than once")
+            raise self._reject_finish(
+                "duplicate_submission", f"finish names {_some(sorted(duplicates))} more than once", request
+            )
         unknown = [c for c in candidates if c not in s.submissions]
         if unknown:
             known = ", ".join(s.submission_order[-5:]) or "none yet"
-            raise self._reject_finish("unknown_submission", f"no accepted submission {unknown}; known: {known}")
+            raise self._reject_finish(
+                "unknown_submission", f"no accepted submission {_some(unknown)}; known: {known}", request
+            )
         if len(candidates) > self._config.candidate_limit:
             raise self._reject_finish(
                 "candidate_limit",
                 f"finish names {len(candidates)} Candidates; this Run allows {self._config.candidate_limit}",
+                request,
             )
         self.append([FinishAccepted(candidates=tuple(candidates), budget_left=s.budget_left)])
         return {"finished": True, "candidates": candidates, "budget_left": s.budget_left}
@@ -312,3 +381,17 @@ class RunHost:
             if self._on_published is not None:
                 self._on_published(self.state)
         raise Rejection("invalid_request", f"unknown method {method!r}; use submit, finish or status")
+
+
+def _some(ids: Sequence[str]) -> str:
+    """The first few of ``ids`` and how many more there are (a rejection message stays short)."""
+    shown = list(ids[:_SHOWN_IDS])
+    more = len(ids) - len(shown)
+    return f"{shown}" + (f" and {more} more" if more else "")
+
+
+def _tail(text: str, limit: int) -> str:
+    """The last ``limit`` characters of ``text`` (a traceback's innermost frames), marked when cut."""
+    if len(text) <= limit:
+        return text
+    return f"[{len(text) - limit} characters cut] " + text[-limit:]

@@ -22,6 +22,11 @@ __all__ = ["AgentOutcome", "drive_session"]
 
 _POLL_SECONDS = 0.05
 
+_INTERNAL_ERROR = (
+    "the Host failed while deciding this request (a Host bug, not your request's fault); it was recorded for "
+    "the operator. Check `evoledger-session status` before you go on: part of the request may have taken effect."
+)
+
 
 @dataclass(frozen=True, slots=True)
 class AgentOutcome:
@@ -32,14 +37,21 @@ class AgentOutcome:
 
 
 def _answer(host: RunHost, pending: PendingRequest) -> None:
+    """Decide one request and answer it. No request can stop the Host: an unexpected error while deciding it
+    (a Host bug) is recorded host-only (``request-failed``) and answered ``internal_error``, and the Run goes on.
+    """
     request = pending.request
     try:
         result = host.handle(request.method, request.params)
     except Rejection as rejection:
         pending.reject(rejection.code, rejection.message, rejection.retryable)
-    except BaseException:
-        pending.reject("session_closed", "the Host failed while deciding this request; the Run stopped")
-        raise
+    except Exception as error:
+        try:
+            host.record_failure(request.method, request.params, error)
+        except BaseException:  # the ledger cannot record it: the Host cannot go on
+            pending.reject("internal_error", _INTERNAL_ERROR + " The Run stopped.")
+            raise
+        pending.reject("internal_error", _INTERNAL_ERROR)
     else:
         try:
             pending.reply(result)
