@@ -4,6 +4,11 @@ Only this object writes the Run's ledger while the Agent has authority. It keeps
 projection current by folding each Event it appends, decides ``submit``/``finish``/``status`` from
 that state alone, runs a Submission's Episodes through the executor, publishes Feedback, applies
 bulk retention and refreshes the Agent's ``feedback/`` mirror.
+
+Refusals are recorded bounded: the message is cut (``kernel.session.rejections``) and the request is
+kept as its digest and prefix (``ledger.events.request_summary``); finish's checks are linear in the
+number of ids. An unexpected error while deciding a request is recorded by :meth:`RunHost.record_failure`
+(``request-failed``, host only) for the coordinator loop to answer ``internal_error``.
 """
 
 from __future__ import annotations

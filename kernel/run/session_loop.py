@@ -3,6 +3,11 @@
 The listener thread (``SessionServer``) only moves frames; this loop, on the coordinator thread, takes
 each request, lets the :class:`RunHost` decide it, and answers. It ends when the Agent finishes (then
 the Agent gets a grace period and its process group is stopped), exits, or times out.
+
+No request can stop the Host: an unexpected exception while deciding one is answered ``internal_error``
+and recorded host-only (``request-failed``), and the loop goes on. Only a failure of the ledger itself
+(full disk, lost lock, damage) stops the Host, since nothing can be decided without a record; ``resume``
+continues such a Run.
 """
 
 from __future__ import annotations
@@ -10,11 +15,18 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 from evoledger.kernel.agents import AgentExit, AgentSupervisor
 from evoledger.kernel.run.host import RunHost
 from evoledger.kernel.session import PendingRequest, Rejection, SessionServer
-from evoledger.ledger.errors import EvoLedgerError
+from evoledger.ledger.errors import (
+    ConcurrencyError,
+    EvoLedgerError,
+    IntegrityError,
+    LedgerLockedError,
+    StorageFullError,
+)
 from evoledger.ledger.events import AgentExited, AgentStarted
 from evoledger.ledger.store import Ledger
 
@@ -22,7 +34,12 @@ __all__ = ["AgentOutcome", "drive_session"]
 
 _POLL_SECONDS = 0.05
 
-_INTERNAL_ERROR = (
+_RECORD_FAILURES: Final = (StorageFullError, ConcurrencyError, LedgerLockedError, IntegrityError)
+"""Errors of the ledger itself: the Run cannot go on without its record, so these stop the Host (resume goes on)."""
+
+_HOST_STOPPED: Final = "the Host cannot record this request (its ledger failed); the Run stopped and can be resumed"
+
+_INTERNAL_ERROR: Final = (
     "the Host failed while deciding this request (a Host bug, not your request's fault); it was recorded for "
     "the operator. Check `evoledger-session status` before you go on: part of the request may have taken effect."
 )
@@ -45,11 +62,14 @@ def _answer(host: RunHost, pending: PendingRequest) -> None:
         result = host.handle(request.method, request.params)
     except Rejection as rejection:
         pending.reject(rejection.code, rejection.message, rejection.retryable)
+    except _RECORD_FAILURES:  # the ledger itself cannot record (disk full, lost lock): the Host stops
+        pending.reject("internal_error", _HOST_STOPPED)
+        raise
     except Exception as error:
         try:
             host.record_failure(request.method, request.params, error)
-        except BaseException:  # the ledger cannot record it: the Host cannot go on
-            pending.reject("internal_error", _INTERNAL_ERROR + " The Run stopped.")
+        except BaseException:  # not even the failure can be recorded: the Host cannot go on
+            pending.reject("internal_error", _HOST_STOPPED)
             raise
         pending.reject("internal_error", _INTERNAL_ERROR)
     else:
