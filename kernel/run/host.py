@@ -13,6 +13,7 @@ number of ids. An unexpected error while deciding a request is recorded by :meth
 
 from __future__ import annotations
 
+import contextlib
 import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, Final
@@ -45,7 +46,13 @@ from evoledger.ledger.snapshots import ProgramSnapshot, snapshot_program
 from evoledger.ledger.store import Ledger
 from evoledger.projections.run_state import RunState, apply
 
-__all__ = ["RunHost", "submission_id_for"]
+__all__ = ["INTERNAL_ERROR_MESSAGE", "RunHost", "submission_id_for"]
+
+INTERNAL_ERROR_MESSAGE: Final = (
+    "the Host failed while deciding this request (a Host bug, not your request's fault); it was recorded for "
+    "the operator. Check `evoledger-session status` before you go on: part of the request may have taken effect."
+)
+"""What the Agent is told about an ``internal_error`` (the details stay host-only)."""
 
 _SHOWN_IDS: Final = 5
 """How many offending submission ids a finish rejection quotes (the rest are counted)."""
@@ -118,29 +125,43 @@ class RunHost:
         self.append([FinishRejected(code=code, message=rejection.message, retryable=retryable, request=summary)])
         return rejection
 
-    def record_failure(self, method: str, params: Any, error: Exception) -> None:
-        """Record, host-only, that deciding a ``method`` request raised ``error`` (a Host bug).
+    def record_failure(self, method: str, params: Any, error: Exception, *, answered: bool = True) -> Rejection:
+        """Record that deciding a ``method`` request raised ``error`` (a Host bug); the ``internal_error`` to answer.
 
-        The caller answers the Agent ``internal_error`` and the Run goes on. If even this record cannot
-        be appended (the ledger itself is failing), the original error is raised: the Host cannot go on
-        without recording.
+        ``request-failed`` keeps the exception's type, message and traceback host-only; when the Agent is
+        ``answered`` (a live ``submit``/``finish``), a public ``submission-rejected``/``finish-rejected`` with
+        code ``internal_error`` and a generic message records what the Agent was told, in the same batch.
+        The Run goes on. If even this record cannot be appended (the ledger itself is failing), ``error`` is
+        raised: the Host cannot go on without recording.
         """
         if isinstance(params, dict):
             request = params
         else:
             request = params.model_dump(mode="json") if hasattr(params, "model_dump") else {}
-        trace = "".join(traceback.format_exception(error))
-        event = RequestFailed(
-            method=method if method in ("submit", "finish", "status") else "unknown",
-            request=request_summary(request),
-            error_type=type(error).__qualname__[:256] or "Exception",
-            message=str(error)[:_FAILURE_TEXT],
-            traceback=_tail(trace, _FAILURE_TEXT),
-        )
+        summary = request_summary(request)
+        rejection = Rejection("internal_error", INTERNAL_ERROR_MESSAGE)
+        events: list[EventBase] = [
+            RequestFailed(
+                method=method if method in ("submit", "finish", "status") else "unknown",
+                request=summary,
+                error_type=type(error).__qualname__[:256] or "Exception",
+                message=str(error)[:_FAILURE_TEXT],
+                traceback=_tail("".join(traceback.format_exception(error)), _FAILURE_TEXT),
+            )
+        ]
+        public = {"submit": SubmissionRejected, "finish": FinishRejected}.get(method) if answered else None
+        if public is not None:
+            events.append(public(code="internal_error", message=rejection.message, retryable=False, request=summary))
         try:
-            self.append([event])
+            self.append(events)
         except Exception as failure:
             raise error from failure
+        if public is not None and self._on_published is not None:
+            # the Agent's rejections.json shows it; a failure here is most likely the same fault again (recorded
+            # already), and the mirror is reconciled before judging
+            with contextlib.suppress(Exception):
+                self._on_published(self.state)
+        return rejection
 
     # -------------------------------------------------------------------------------------------- status
 
@@ -257,7 +278,7 @@ class RunHost:
         try:
             self.run_submission(submission_id)
         except Exception as error:
-            self.record_failure("submit", {"submission_id": submission_id}, error)
+            self.record_failure("submit", {"submission_id": submission_id}, error, answered=False)
 
     def run_submission(self, submission_id: str) -> dict[str, Any]:
         """Run the pending Episodes of an accepted Submission, then publish its Feedback.
@@ -361,6 +382,14 @@ class RunHost:
             known = ", ".join(s.submission_order[-5:]) or "none yet"
             raise self._reject_finish(
                 "unknown_submission", f"no accepted submission {_some(unknown)}; known: {known}", request
+            )
+        unpublished = [c for c in candidates if not s.submissions[c].published]
+        if unpublished:  # its request failed inside the Host before Feedback was published
+            raise self._reject_finish(
+                "unknown_submission",
+                f"submission {_some(unpublished)} has no published Feedback (its request failed inside the Host) "
+                "and cannot be a Candidate; name another",
+                request,
             )
         if len(candidates) > self._config.candidate_limit:
             raise self._reject_finish(

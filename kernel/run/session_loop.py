@@ -39,11 +39,6 @@ _RECORD_FAILURES: Final = (StorageFullError, ConcurrencyError, LedgerLockedError
 
 _HOST_STOPPED: Final = "the Host cannot record this request (its ledger failed); the Run stopped and can be resumed"
 
-_INTERNAL_ERROR: Final = (
-    "the Host failed while deciding this request (a Host bug, not your request's fault); it was recorded for "
-    "the operator. Check `evoledger-session status` before you go on: part of the request may have taken effect."
-)
-
 
 @dataclass(frozen=True, slots=True)
 class AgentOutcome:
@@ -67,11 +62,11 @@ def _answer(host: RunHost, pending: PendingRequest) -> None:
         raise
     except Exception as error:
         try:
-            host.record_failure(request.method, request.params, error)
+            internal = host.record_failure(request.method, request.params, error)
         except BaseException:  # not even the failure can be recorded: the Host cannot go on
             pending.reject("internal_error", _HOST_STOPPED)
             raise
-        pending.reject("internal_error", _INTERNAL_ERROR)
+        pending.reject(internal.code, internal.message, internal.retryable)
     else:
         try:
             pending.reply(result)

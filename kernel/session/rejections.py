@@ -53,7 +53,7 @@ REJECTION_CODES: Final[dict[str, str]] = {
     "budget_exhausted": "The submission costs more Episode budget than remains.",
     "budget_allocation": "The submission would leave budget that can never be spent (require_budget_exhaustion).",
     "program_invalid": "The Program path is missing, outside the workspace, or cannot be snapshotted.",
-    "unknown_submission": "A finish names a submission id the Host never accepted.",
+    "unknown_submission": "A finish names a submission the Host never accepted or never published Feedback for.",
     "duplicate_submission": "A finish names the same submission more than once.",
     "candidate_limit": "A finish names more Candidates than the Run allows.",
     "budget_remaining": "Finish refused while Episode budget remains (finish_budget_policy require_budget_exhaustion).",

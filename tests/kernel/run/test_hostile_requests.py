@@ -257,6 +257,7 @@ def test_an_unexpected_host_error_is_an_internal_error_rejection_and_the_run_goe
         """
         replies = [call("submit", program="program", episodes="1")]   # the Benchmark's Feedback code raises
         replies.append(call("status"))
+        replies.append(call("finish", candidates=["submission-000001"]))  # accepted, but no Feedback
         replies.append(call("submit", program="program", episodes="0"))
         replies.append(call("finish", candidates=["submission-000002"]))
         note("replies.json", replies)
@@ -264,7 +265,8 @@ def test_an_unexpected_host_error_is_an_internal_error_rejection_and_the_run_goe
         benchmark=BenchmarkRef(name="faulty_feedback_benchmark:make"),
     )
     replies = done.note("replies.json")
-    assert [_code(r) for r in replies] == ["internal_error", None, None, None]
+    assert [_code(r) for r in replies] == ["internal_error", None, "unknown_submission", None, None]
+    assert "no published Feedback" in replies[2]["error"]["message"]
     error = replies[0]["error"]
     assert error["retryable"] is False
     assert "KeyError" not in error["message"]  # the Host's own details stay host-only
@@ -278,6 +280,11 @@ def test_an_unexpected_host_error_is_an_internal_error_rejection_and_the_run_goe
     assert len(failed) < 16 * 1024
     with Ledger.open(done.run_dir) as book:
         assert [r.visibility for r in book.records(kinds=["request-failed"])] == ["host"]
+    (public,) = (json.loads(p) for p in done.payloads("submission-rejected"))  # what the Agent was told
+    assert (public["code"], public["message"]) == ("internal_error", error["message"])
+    listed = json.loads((done.run_dir / "workspace" / "feedback" / "rejections.json").read_text())
+    assert [r["code"] for r in listed["rejections"]] == ["internal_error", "unknown_submission"]
+    assert "KeyError" not in json.dumps(listed)
     _check_clean(done)
     # the record of the failure does not stop the Run from being resumed (it has ended: nothing to do)
     assert resume(done.run_dir).reason == "finished"
@@ -332,4 +339,5 @@ def test_resume_after_a_failed_request_goes_on_without_repeating_the_crash(
     failed = [json.loads(p) for p in done.payloads("request-failed")]
     assert len(failed) == 3  # the live request, its completion on resume, the resumed Agent's retry
     assert {f["error_type"] for f in failed} == {"KeyError"}
+    assert len(done.payloads("submission-rejected")) == 2  # the Agent was answered twice (not on completion)
     _check_clean(done)
