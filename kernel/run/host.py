@@ -232,6 +232,12 @@ class RunHost:
                 request,
             )
         try:
+            candidate.is_dir()  # ENAMETOOLONG (a name over 255 bytes) and the like surface here
+        except OSError as exc:
+            raise self._reject_submission(
+                "program_invalid", f"program path {program[:200]!r} cannot be opened: {exc.strerror}", request
+            ) from None
+        try:
             return snapshot_program(candidate, self._ledger.objects, settle_seconds=_SNAPSHOT_SETTLE_SECONDS)
         except SnapshotError as exc:
             raise self._reject_submission("program_invalid", str(exc), request) from None

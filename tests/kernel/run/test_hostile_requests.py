@@ -196,6 +196,7 @@ def test_control_characters_in_the_program_path_are_a_clear_rejection(root: Path
         """
         paths = ["prog\\x00ram", "program\\n", "\\x1b[31mprogram", "pro\\x7fgram", "program/\\x00"]
         note("replies.json", [call("submit", program=p, episodes="0:1") for p in paths])
+        note("long.json", [call("submit", program=p, episodes="0:1") for p in ("p" * 300, "a/" * 2000)])
         call("submit", program="program", episodes="0:1")
         call("finish", candidates=["submission-000001"])
         """,
@@ -205,6 +206,10 @@ def test_control_characters_in_the_program_path_are_a_clear_rejection(root: Path
     for reply in replies:
         assert "control character" in reply["error"]["message"]
     assert "U+0000" in replies[0]["error"]["message"]
+    too_long, too_deep = done.note("long.json")  # a 300-byte name (ENAMETOOLONG), a 4000-character path
+    assert _code(too_long) == "program_invalid"
+    assert "File name too long" in too_long["error"]["message"]
+    assert _code(too_deep) == "program_invalid"
     assert done.result.reason == "finished"
     assert done.result.budget_used == 1
     _check_clean(done)
