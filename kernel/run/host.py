@@ -14,7 +14,6 @@ number of ids. An unexpected error while deciding a request is recorded by :meth
 from __future__ import annotations
 
 import contextlib
-import traceback
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
@@ -27,6 +26,7 @@ from evoledger.kernel.run.crash_points import CrashPoint
 from evoledger.kernel.run.layout import RunLayout
 from evoledger.kernel.run.programs import ProgramCache
 from evoledger.kernel.run.records import records_from_views
+from evoledger.kernel.run.request_failures import LEDGER_FAILURES, failure_events
 from evoledger.kernel.session import FinishParams, Rejection, SelectorError, SubmitParams, check_in_pool, parse_selector
 from evoledger.ledger.canonical import canonical_json
 from evoledger.ledger.errors import SnapshotError
@@ -37,7 +37,6 @@ from evoledger.ledger.events import (
     FeedbackPublished,
     FinishAccepted,
     FinishRejected,
-    RequestFailed,
     SubmissionAccepted,
     SubmissionRejected,
     request_summary,
@@ -46,19 +45,10 @@ from evoledger.ledger.snapshots import ProgramSnapshot, snapshot_program
 from evoledger.ledger.store import Ledger
 from evoledger.projections.run_state import RunState, apply
 
-__all__ = ["INTERNAL_ERROR_MESSAGE", "RunHost", "submission_id_for"]
-
-INTERNAL_ERROR_MESSAGE: Final = (
-    "the Host failed while deciding this request (a Host bug, not your request's fault); it was recorded for "
-    "the operator. Check `evoledger-session status` before you go on: part of the request may have taken effect."
-)
-"""What the Agent is told about an ``internal_error`` (the details stay host-only)."""
+__all__ = ["RunHost", "submission_id_for"]
 
 _SHOWN_IDS: Final = 5
 """How many offending submission ids a finish rejection quotes (the rest are counted)."""
-
-_FAILURE_TEXT: Final = 4096
-"""Longest exception message / traceback kept in a ``request-failed`` Event, in characters."""
 
 _SNAPSHOT_SETTLE_SECONDS = 0.1
 """A submitted Program is captured only once no file changed for this long (a torn write is never taken)."""
@@ -126,37 +116,19 @@ class RunHost:
         return rejection
 
     def record_failure(self, method: str, params: Any, error: Exception, *, answered: bool = True) -> Rejection:
-        """Record that deciding a ``method`` request raised ``error`` (a Host bug); the ``internal_error`` to answer.
+        """Record that deciding a ``method`` request raised ``error`` (``kernel.run.request_failures``).
 
-        ``request-failed`` keeps the exception's type, message and traceback host-only; when the Agent is
-        ``answered`` (a live ``submit``/``finish``), a public ``submission-rejected``/``finish-rejected`` with
-        code ``internal_error`` and a generic message records what the Agent was told, in the same batch.
-        The Run goes on. If even this record cannot be appended (the ledger itself is failing), ``error`` is
-        raised: the Host cannot go on without recording.
+        Returns the ``internal_error`` to answer; the Run goes on. A failure of the ledger itself, or one
+        that keeps this record from being appended, is raised instead: the Host stops (``resume`` goes on).
         """
-        if isinstance(params, dict):
-            request = params
-        else:
-            request = params.model_dump(mode="json") if hasattr(params, "model_dump") else {}
-        summary = request_summary(request)
-        rejection = Rejection("internal_error", INTERNAL_ERROR_MESSAGE)
-        events: list[EventBase] = [
-            RequestFailed(
-                method=method if method in ("submit", "finish", "status") else "unknown",
-                request=summary,
-                error_type=type(error).__qualname__[:256] or "Exception",
-                message=str(error)[:_FAILURE_TEXT],
-                traceback=_tail("".join(traceback.format_exception(error)), _FAILURE_TEXT),
-            )
-        ]
-        public = {"submit": SubmissionRejected, "finish": FinishRejected}.get(method) if answered else None
-        if public is not None:
-            events.append(public(code="internal_error", message=rejection.message, retryable=False, request=summary))
+        if isinstance(error, LEDGER_FAILURES):
+            raise error
+        rejection, events = failure_events(method, params, error, answered=answered)
         try:
             self.append(events)
         except Exception as failure:
             raise error from failure
-        if public is not None and self._on_published is not None:
+        if answered and self._on_published is not None:
             # the Agent's rejections.json shows it; a failure here is most likely the same fault again (recorded
             # already), and the mirror is reconciled before judging
             with contextlib.suppress(Exception):
@@ -428,10 +400,3 @@ def _some(ids: Sequence[str]) -> str:
     shown = list(ids[:_SHOWN_IDS])
     more = len(ids) - len(shown)
     return f"{shown}" + (f" and {more} more" if more else "")
-
-
-def _tail(text: str, limit: int) -> str:
-    """The last ``limit`` characters of ``text`` (a traceback's innermost frames), marked when cut."""
-    if len(text) <= limit:
-        return text
-    return f"[{len(text) - limit} characters cut] " + text[-limit:]

@@ -20,22 +20,13 @@ from typing import Final
 from evoledger.kernel.agents import AgentExit, AgentSupervisor
 from evoledger.kernel.run.host import RunHost
 from evoledger.kernel.session import PendingRequest, Rejection, SessionServer
-from evoledger.ledger.errors import (
-    ConcurrencyError,
-    EvoLedgerError,
-    IntegrityError,
-    LedgerLockedError,
-    StorageFullError,
-)
+from evoledger.ledger.errors import EvoLedgerError
 from evoledger.ledger.events import AgentExited, AgentStarted
 from evoledger.ledger.store import Ledger
 
 __all__ = ["AgentOutcome", "drive_session"]
 
 _POLL_SECONDS = 0.05
-
-_RECORD_FAILURES: Final = (StorageFullError, ConcurrencyError, LedgerLockedError, IntegrityError)
-"""Errors of the ledger itself: the Run cannot go on without its record, so these stop the Host (resume goes on)."""
 
 _HOST_STOPPED: Final = "the Host cannot record this request (its ledger failed); the Run stopped and can be resumed"
 
@@ -57,13 +48,10 @@ def _answer(host: RunHost, pending: PendingRequest) -> None:
         result = host.handle(request.method, request.params)
     except Rejection as rejection:
         pending.reject(rejection.code, rejection.message, rejection.retryable)
-    except _RECORD_FAILURES:  # the ledger itself cannot record (disk full, lost lock): the Host stops
-        pending.reject("internal_error", _HOST_STOPPED)
-        raise
     except Exception as error:
         try:
             internal = host.record_failure(request.method, request.params, error)
-        except BaseException:  # not even the failure can be recorded: the Host cannot go on
+        except BaseException:  # the ledger itself failed (full disk, lost lock): the Host cannot go on
             pending.reject("internal_error", _HOST_STOPPED)
             raise
         pending.reject(internal.code, internal.message, internal.retryable)
