@@ -4,7 +4,7 @@ Paths are relative to the mirror directory (``workspace/feedback/``)::
 
     latest.json                                   the latest published Submission's feedback document
     retention.json                                bulk evictions so far, and the retention rule
-    rejections.json                               refused submit / finish requests, in order
+    rejections.json                               the latest refused submit / finish requests, bounded
     <submission_id>/feedback.json                 score, content, Episodes, infra faults, budget, Artifacts
     <submission_id>/artifacts/<name>              an Artifact's bytes (removed once evicted)
     <submission_id>/tracebacks/episode-<i>.txt    the Policy traceback of a failed Episode
@@ -41,6 +41,7 @@ from evoledger.ledger.events import (
     SubmissionRejected,
 )
 from evoledger.ledger.records import Visibility
+from evoledger.projections.mirror_rejections import append_listed, omitted_note, rejection_record
 from immutables import Map
 
 __all__ = [
@@ -247,6 +248,8 @@ class MirrorState:
     evictions: Map[int, bytes] = field(default_factory=Map)
     bytes_freed: int = 0
     rejections: Map[int, bytes] = field(default_factory=Map)
+    """The listed refusals (the latest ``MAX_LISTED_REJECTIONS``), in order."""
+    rejections_total: int = 0
     events: int = 0
     """Public Events applied so far (host Events are not counted)."""
 
@@ -338,19 +341,19 @@ def _bulk_evicted(state: MirrorState, e: BulkEvicted) -> MirrorState:
     return replace(state, evictions=evictions, bytes_freed=bytes_freed, files=files)
 
 
-def _rejected(state: MirrorState, record: dict[str, Any]) -> MirrorState:
-    rejections = state.rejections.set(len(state.rejections), canonical_json(record))
-    files = state.files.set(REJECTIONS_PATH, _list_file({}, "rejections", rejections))
-    return replace(state, rejections=rejections, files=files)
+def _rejected(state: MirrorState, record: bytes) -> MirrorState:
+    rejections = append_listed(state.rejections, record)
+    total = state.rejections_total + 1
+    files = state.files.set(REJECTIONS_PATH, _list_file(omitted_note(total), "rejections", rejections))
+    return replace(state, rejections=rejections, rejections_total=total, files=files)
 
 
 def _submission_rejected(state: MirrorState, e: SubmissionRejected) -> MirrorState:
-    record = {"kind": e.kind, "code": e.code, "message": e.message, "retryable": e.retryable, "request": e.request}
-    return _rejected(state, record)
+    return _rejected(state, rejection_record(e.kind, e.code, e.message, e.retryable, e.request))
 
 
 def _finish_rejected(state: MirrorState, e: FinishRejected) -> MirrorState:
-    return _rejected(state, {"kind": e.kind, "code": e.code, "message": e.message, "retryable": e.retryable})
+    return _rejected(state, rejection_record(e.kind, e.code, e.message, e.retryable, e.request or None))
 
 
 _HANDLERS: Final[dict[str, Callable[[MirrorState, Any], MirrorState]]] = {

@@ -43,6 +43,7 @@ from evoledger.projections.mirror import (
     _list_file,
     _retention_file,
 )
+from evoledger.projections.mirror_rejections import append_listed, omitted_note, rejection_record
 from immutables import Map
 
 __all__ = ["MirrorBuilder", "fold_from_zero", "mirror_episode"]
@@ -96,7 +97,8 @@ class MirrorBuilder:
         self._owners: dict[str, set[str]] = {}
         self._evictions: list[bytes] = []
         self._bytes_freed = 0
-        self._rejections: list[bytes] = []
+        self._rejections: Map[int, bytes] = Map()
+        self._rejections_total = 0
         self._events = 0
 
     def add(self, event: EventBase, visibility: Visibility | None = None) -> None:
@@ -121,10 +123,10 @@ class MirrorBuilder:
         """The folded mirror (the builder may go on folding afterwards)."""
         subs = {sid: draft.freeze() for sid, draft in self._subs.items()}
         evictions: Map[int, bytes] = Map(dict(enumerate(self._evictions)))
-        rejections: Map[int, bytes] = Map(dict(enumerate(self._rejections)))
+        rejections = self._rejections
         files: dict[str, FileSource] = {
             RETENTION_PATH: _retention_file(evictions, self._bytes_freed),
-            REJECTIONS_PATH: _list_file({}, "rejections", rejections),
+            REJECTIONS_PATH: _list_file(omitted_note(self._rejections_total), "rejections", rejections),
         }
         for sub in subs.values():
             if sub.feedback is not None:
@@ -139,6 +141,7 @@ class MirrorBuilder:
             evictions=evictions,
             bytes_freed=self._bytes_freed,
             rejections=rejections,
+            rejections_total=self._rejections_total,
             events=self._events,
         )
 
@@ -182,13 +185,15 @@ class MirrorBuilder:
         self._evictions.append(canonical_json(record))
         self._bytes_freed += e.bytes_freed
 
+    def _rejected(self, record: bytes) -> None:
+        self._rejections = append_listed(self._rejections, record)
+        self._rejections_total += 1
+
     def _submission_rejected(self, e: SubmissionRejected) -> None:
-        record = {"kind": e.kind, "code": e.code, "message": e.message, "retryable": e.retryable, "request": e.request}
-        self._rejections.append(canonical_json(record))
+        self._rejected(rejection_record(e.kind, e.code, e.message, e.retryable, e.request))
 
     def _finish_rejected(self, e: FinishRejected) -> None:
-        record = {"kind": e.kind, "code": e.code, "message": e.message, "retryable": e.retryable}
-        self._rejections.append(canonical_json(record))
+        self._rejected(rejection_record(e.kind, e.code, e.message, e.retryable, e.request or None))
 
 
 _HANDLERS: Final[dict[str, Callable[[MirrorBuilder, Any], None]]] = {

@@ -4,12 +4,18 @@ Only this object writes the Run's ledger while the Agent has authority. It keeps
 projection current by folding each Event it appends, decides ``submit``/``finish``/``status`` from
 that state alone, runs a Submission's Episodes through the executor, publishes Feedback, applies
 bulk retention and refreshes the Agent's ``feedback/`` mirror.
+
+Refusals are recorded bounded: the message is cut (``kernel.session.rejections``) and the request is
+kept as its digest and prefix (``ledger.events.request_summary``); finish's checks are linear in the
+number of ids. An unexpected error while deciding a request is recorded by :meth:`RunHost.record_failure`
+(``request-failed``, host only) for the coordinator loop to answer ``internal_error``.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Sequence
-from typing import Any
+from typing import Any, Final
 
 from evoledger.kernel.authoring import Benchmark
 from evoledger.kernel.execution import EpisodeTask, Executor
@@ -20,6 +26,7 @@ from evoledger.kernel.run.crash_points import CrashPoint
 from evoledger.kernel.run.layout import RunLayout
 from evoledger.kernel.run.programs import ProgramCache
 from evoledger.kernel.run.records import records_from_views
+from evoledger.kernel.run.request_failures import LEDGER_FAILURES, failure_events
 from evoledger.kernel.session import FinishParams, Rejection, SelectorError, SubmitParams, check_in_pool, parse_selector
 from evoledger.ledger.canonical import canonical_json
 from evoledger.ledger.errors import SnapshotError
@@ -32,12 +39,16 @@ from evoledger.ledger.events import (
     FinishRejected,
     SubmissionAccepted,
     SubmissionRejected,
+    request_summary,
 )
 from evoledger.ledger.snapshots import ProgramSnapshot, snapshot_program
 from evoledger.ledger.store import Ledger
 from evoledger.projections.run_state import RunState, apply
 
 __all__ = ["RunHost", "submission_id_for"]
+
+_SHOWN_IDS: Final = 5
+"""How many offending submission ids a finish rejection quotes (the rest are counted)."""
 
 _SNAPSHOT_SETTLE_SECONDS = 0.1
 """A submitted Program is captured only once no file changed for this long (a torn write is never taken)."""
@@ -93,12 +104,36 @@ class RunHost:
     def _reject_submission(
         self, code: str, message: str, request: dict[str, Any], retryable: bool = False
     ) -> Rejection:
-        self.append([SubmissionRejected(code=code, message=message, retryable=retryable, request=request)])
-        return Rejection(code, message, retryable)  # type: ignore[arg-type]
+        rejection = Rejection(code, message, retryable)  # type: ignore[arg-type]  # bounds the message
+        summary = request_summary(request)
+        self.append([SubmissionRejected(code=code, message=rejection.message, retryable=retryable, request=summary)])
+        return rejection
 
-    def _reject_finish(self, code: str, message: str, retryable: bool = False) -> Rejection:
-        self.append([FinishRejected(code=code, message=message, retryable=retryable)])
-        return Rejection(code, message, retryable)  # type: ignore[arg-type]
+    def _reject_finish(self, code: str, message: str, request: dict[str, Any], retryable: bool = False) -> Rejection:
+        rejection = Rejection(code, message, retryable)  # type: ignore[arg-type]  # bounds the message
+        summary = request_summary(request)
+        self.append([FinishRejected(code=code, message=rejection.message, retryable=retryable, request=summary)])
+        return rejection
+
+    def record_failure(self, method: str, params: Any, error: Exception, *, answered: bool = True) -> Rejection:
+        """Record that deciding a ``method`` request raised ``error`` (``kernel.run.request_failures``).
+
+        Returns the ``internal_error`` to answer; the Run goes on. A failure of the ledger itself, or one
+        that keeps this record from being appended, is raised instead: the Host stops (``resume`` goes on).
+        """
+        if isinstance(error, LEDGER_FAILURES):
+            raise error
+        rejection, events = failure_events(method, params, error, answered=answered)
+        try:
+            self.append(events)
+        except Exception as failure:
+            raise error from failure
+        if answered and self._on_published is not None:
+            # the Agent's rejections.json shows it; a failure here is most likely the same fault again (recorded
+            # already), and the mirror is reconciled before judging
+            with contextlib.suppress(Exception):
+                self._on_published(self.state)
+        return rejection
 
     # -------------------------------------------------------------------------------------------- status
 
@@ -156,11 +191,24 @@ class RunHost:
 
     def _snapshot(self, program: str, request: dict[str, Any]) -> ProgramSnapshot:
         workspace = self._layout.workspace.resolve()
-        candidate = (workspace / program).resolve()
+        try:
+            candidate = (workspace / program).resolve()
+        except (ValueError, OSError) as exc:  # NUL (refused by the protocol already), ENAMETOOLONG, ELOOP
+            raise self._reject_submission(
+                "program_invalid", f"program path {program[:200]!r} cannot be resolved: {exc}", request
+            ) from None
         if not candidate.is_relative_to(workspace):
             raise self._reject_submission(
-                "program_invalid", f"program path {program!r} is outside the workspace; submit e.g. 'program'", request
+                "program_invalid",
+                f"program path {program[:200]!r} is outside the workspace; submit e.g. 'program'",
+                request,
             )
+        try:
+            candidate.is_dir()  # ENAMETOOLONG (a name over 255 bytes) and the like surface here
+        except OSError as exc:
+            raise self._reject_submission(
+                "program_invalid", f"program path {program[:200]!r} cannot be opened: {exc.strerror}", request
+            ) from None
         try:
             return snapshot_program(candidate, self._ledger.objects, settle_seconds=_SNAPSHOT_SETTLE_SECONDS)
         except SnapshotError as exc:
@@ -198,6 +246,17 @@ class RunHost:
             ]
         )
         return self.run_submission(submission_id)
+
+    def complete_submission(self, submission_id: str) -> None:
+        """Finish the work of a Submission left in flight (``resume``): run its pending Episodes, publish.
+
+        An unexpected error is recorded like a failed request (``request-failed``) and the Run goes on, so
+        that a Submission whose publication keeps failing cannot make every ``resume`` fail the same way.
+        """
+        try:
+            self.run_submission(submission_id)
+        except Exception as error:
+            self.record_failure("submit", {"submission_id": submission_id}, error, answered=False)
 
     def run_submission(self, submission_id: str) -> dict[str, Any]:
         """Run the pending Episodes of an accepted Submission, then publish its Feedback.
@@ -269,30 +328,52 @@ class RunHost:
     # -------------------------------------------------------------------------------------------- finish
 
     def finish(self, params: FinishParams) -> dict[str, Any]:
-        """Decide a ``finish`` request; on acceptance Agent authority ends."""
+        """Decide a ``finish`` request; on acceptance Agent authority ends. Every check is linear."""
         s = self.state
         candidates = list(params.candidates)
+        request: dict[str, Any] = {"candidates": candidates}
         if s.finished or s.ended_reason is not None:
-            raise self._reject_finish("session_closed", "the Session is already finished")
+            raise self._reject_finish("session_closed", "the Session is already finished", request)
         if not candidates:
-            raise self._reject_finish("invalid_request", "finish names no Candidate; e.g. finish submission-000001")
+            raise self._reject_finish(
+                "invalid_request", "finish names no Candidate; e.g. finish submission-000001", request
+            )
         if s.budget_left > 0 and self._config.finish_budget_policy == "require_budget_exhaustion":
             raise self._reject_finish(
                 "budget_remaining",
                 f"{s.budget_left} Episodes of budget remain and this Run requires spending them before finish",
+                request,
                 retryable=True,
             )
-        duplicates = sorted({c for c in candidates if candidates.count(c) > 1})
+        seen: set[str] = set()
+        duplicates: dict[str, None] = {}  # insertion-ordered set
+        for candidate in candidates:
+            if candidate in seen:
+                duplicates[candidate] = None
+            seen.add(candidate)
         if duplicates:
-            raise self._reject_finish("duplicate_submission", f"finish names {duplicates} more than once")
+            raise self._reject_finish(
+                "duplicate_submission", f"finish names {_some(sorted(duplicates))} more than once", request
+            )
         unknown = [c for c in candidates if c not in s.submissions]
         if unknown:
             known = ", ".join(s.submission_order[-5:]) or "none yet"
-            raise self._reject_finish("unknown_submission", f"no accepted submission {unknown}; known: {known}")
+            raise self._reject_finish(
+                "unknown_submission", f"no accepted submission {_some(unknown)}; known: {known}", request
+            )
+        unpublished = [c for c in candidates if not s.submissions[c].published]
+        if unpublished:  # its request failed inside the Host before Feedback was published
+            raise self._reject_finish(
+                "unknown_submission",
+                f"submission {_some(unpublished)} has no published Feedback (its request failed inside the Host) "
+                "and cannot be a Candidate; name another",
+                request,
+            )
         if len(candidates) > self._config.candidate_limit:
             raise self._reject_finish(
                 "candidate_limit",
                 f"finish names {len(candidates)} Candidates; this Run allows {self._config.candidate_limit}",
+                request,
             )
         self.append([FinishAccepted(candidates=tuple(candidates), budget_left=s.budget_left)])
         return {"finished": True, "candidates": candidates, "budget_left": s.budget_left}
@@ -312,3 +393,10 @@ class RunHost:
             if self._on_published is not None:
                 self._on_published(self.state)
         raise Rejection("invalid_request", f"unknown method {method!r}; use submit, finish or status")
+
+
+def _some(ids: Sequence[str]) -> str:
+    """The first few of ``ids`` and how many more there are (a rejection message stays short)."""
+    shown = list(ids[:_SHOWN_IDS])
+    more = len(ids) - len(shown)
+    return f"{shown}" + (f" and {more} more" if more else "")

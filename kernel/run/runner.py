@@ -97,7 +97,7 @@ def continue_run(
             for sid in host.state.submission_order:  # complete work in flight at a crash (resume)
                 view = host.state.submissions[sid]
                 if view.pending or not view.published:
-                    host.run_submission(sid)
+                    host.complete_submission(sid)
             attempt = host.state.agent_attempts + 1
             coding_agent = make_agent(config.agent.name)
             task = AgentTask(

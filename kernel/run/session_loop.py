@@ -3,6 +3,11 @@
 The listener thread (``SessionServer``) only moves frames; this loop, on the coordinator thread, takes
 each request, lets the :class:`RunHost` decide it, and answers. It ends when the Agent finishes (then
 the Agent gets a grace period and its process group is stopped), exits, or times out.
+
+No request can stop the Host: an unexpected exception while deciding one is answered ``internal_error``
+and recorded host-only (``request-failed``), and the loop goes on. Only a failure of the ledger itself
+(full disk, lost lock, damage) stops the Host, since nothing can be decided without a record; ``resume``
+continues such a Run.
 """
 
 from __future__ import annotations
@@ -10,6 +15,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Final
 
 from evoledger.kernel.agents import AgentExit, AgentSupervisor
 from evoledger.kernel.run.host import RunHost
@@ -22,6 +28,8 @@ __all__ = ["AgentOutcome", "drive_session"]
 
 _POLL_SECONDS = 0.05
 
+_HOST_STOPPED: Final = "the Host cannot record this request (its ledger failed); the Run stopped and can be resumed"
+
 
 @dataclass(frozen=True, slots=True)
 class AgentOutcome:
@@ -32,14 +40,21 @@ class AgentOutcome:
 
 
 def _answer(host: RunHost, pending: PendingRequest) -> None:
+    """Decide one request and answer it. No request can stop the Host: an unexpected error while deciding it
+    (a Host bug) is recorded host-only (``request-failed``) and answered ``internal_error``, and the Run goes on.
+    """
     request = pending.request
     try:
         result = host.handle(request.method, request.params)
     except Rejection as rejection:
         pending.reject(rejection.code, rejection.message, rejection.retryable)
-    except BaseException:
-        pending.reject("session_closed", "the Host failed while deciding this request; the Run stopped")
-        raise
+    except Exception as error:
+        try:
+            internal = host.record_failure(request.method, request.params, error)
+        except BaseException:  # the ledger itself failed (full disk, lost lock): the Host cannot go on
+            pending.reject("internal_error", _HOST_STOPPED)
+            raise
+        pending.reject(internal.code, internal.message, internal.retryable)
     else:
         try:
             pending.reply(result)

@@ -11,6 +11,10 @@ from evoledger.kernel.session.client import CLIENT_ERROR_CODES, ClientInputError
 from evoledger.kernel.session.pending import PendingRequest
 from evoledger.kernel.session.protocol import (
     DEFAULT_MAX_FRAME,
+    MAX_FINISH_CANDIDATES,
+    MAX_ID_CHARS,
+    MAX_MESSAGE_CHARS,
+    MAX_PROGRAM_CHARS,
     METHODS,
     PROTOCOL,
     REJECTION_CODES,
@@ -47,7 +51,11 @@ __all__ = [
     "CLIENT_ERROR_CODES",
     "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_MAX_FRAME",
+    "MAX_FINISH_CANDIDATES",
+    "MAX_ID_CHARS",
     "MAX_INDEX",
+    "MAX_MESSAGE_CHARS",
+    "MAX_PROGRAM_CHARS",
     "MAX_SELECTED",
     "MAX_SELECTOR_LENGTH",
     "MAX_SOCKET_PATH_BYTES",

@@ -19,12 +19,32 @@ JSON; read leniently as far as whitespace goes, strictly otherwise). Frames long
 
 ``id`` echoes the request's id, or is ``null`` when the request was too broken to read one.
 
+**Bounds.** Every field of a request is bounded, and checked here, by the listener, before the Host does any
+work (a request outside them is answered ``invalid_request`` and never reaches the Host or its ledger):
+
+==================== ==========================================================================================
+frame body           at most ``max_frame`` bytes (default :data:`DEFAULT_MAX_FRAME`, 1 MiB), JSON nesting at most
+                     :data:`MAX_JSON_DEPTH`, strict JSON (see :mod:`~evoledger.kernel.session.frames`)
+``id``               1 to :data:`MAX_ID_CHARS` characters
+``submit.program``   1 to :data:`MAX_PROGRAM_CHARS` characters, no control character (U+0000-U+001F,
+                     U+007F-U+009F: NUL, newline, escape, ...)
+``submit.episodes``  1 to :data:`~evoledger.kernel.session.selectors.MAX_SELECTOR_LENGTH` characters (the
+                     selector grammar then bounds the Episodes it selects and their indices)
+``finish.candidates`` 1 to :data:`MAX_FINISH_CANDIDATES` ids of 1 to :data:`MAX_ID_CHARS` characters each
+``status``           no parameters
+==================== ==========================================================================================
+
+Every check is linear in the size of the request. The Host's own decisions (a rejection message quoting
+what was asked) are bounded too: a message is at most :data:`MAX_MESSAGE_CHARS` characters, and what the
+ledger keeps of a refused request is its digest and a short prefix (``ledger.events.request_summary``).
+
 The body is read strictly (see :mod:`~evoledger.kernel.session.frames`); rejection codes and their
 errors live in :mod:`~evoledger.kernel.session.rejections`. Both are re-exported here.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Annotated, Any, Final, Literal, get_args
 
 from evoledger.kernel.session.frames import (
@@ -36,6 +56,7 @@ from evoledger.kernel.session.frames import (
     frame_length,
 )
 from evoledger.kernel.session.rejections import (
+    MAX_MESSAGE_CHARS,
     REJECTION_CODES,
     TRANSPORT_CODES,
     ErrorBody,
@@ -45,12 +66,17 @@ from evoledger.kernel.session.rejections import (
     RejectionCode,
     SessionUnavailable,
 )
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from evoledger.kernel.session.selectors import MAX_SELECTOR_LENGTH
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
     "DEFAULT_MAX_FRAME",
     "FRAME_HEADER",
+    "MAX_FINISH_CANDIDATES",
+    "MAX_ID_CHARS",
     "MAX_JSON_DEPTH",
+    "MAX_MESSAGE_CHARS",
+    "MAX_PROGRAM_CHARS",
     "METHODS",
     "PROTOCOL",
     "REJECTION_CODES",
@@ -90,7 +116,28 @@ SOCKET_ENV: Final = "EVOLEDGER_SESSION_SOCKET"
 WORKSPACE_ENV: Final = "EVOLEDGER_WORKSPACE"
 """Environment variable naming the Agent's workspace; submitted Program paths are relative to it."""
 
-_ID_MAX: Final = 128
+MAX_ID_CHARS: Final = 128
+"""Longest request id and longest submission id in a ``finish``, in characters."""
+
+MAX_PROGRAM_CHARS: Final = 4096
+"""Longest Program path in a ``submit``, in characters (Linux's PATH_MAX)."""
+
+MAX_FINISH_CANDIDATES: Final = 256
+"""Most submission ids one ``finish`` may name (a Run allows at most 100 Candidates)."""
+
+_ID_MAX: Final = MAX_ID_CHARS
+_CONTROL: Final = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+
+
+def _printable_path(value: str) -> str:
+    found = _CONTROL.search(value)
+    if found is not None:
+        raise ValueError(
+            f"the Program path contains the control character U+{ord(found.group()):04X} at position "
+            f"{found.start()}; name the Program folder with printable characters, e.g. 'program'"
+        )
+    return value
+
 
 Method = Literal["submit", "finish", "status"]
 METHODS: Final[tuple[str, ...]] = get_args(Method)
@@ -106,14 +153,16 @@ class _Frozen(BaseModel):
 class SubmitParams(_Frozen):
     """``submit``: the Program directory (relative to the workspace) and an episode selector like ``0:2,4:8``."""
 
-    program: str = Field(min_length=1, max_length=4096)
-    episodes: str = Field(min_length=1)
+    program: Annotated[str, Field(min_length=1, max_length=MAX_PROGRAM_CHARS), AfterValidator(_printable_path)]
+    episodes: str = Field(min_length=1, max_length=MAX_SELECTOR_LENGTH)
 
 
 class FinishParams(_Frozen):
     """``finish``: the submission ids to publish as Candidates, in order of preference."""
 
-    candidates: list[Annotated[str, Field(min_length=1, max_length=_ID_MAX)]] = Field(min_length=1)
+    candidates: list[Annotated[str, Field(min_length=1, max_length=_ID_MAX)]] = Field(
+        min_length=1, max_length=MAX_FINISH_CANDIDATES
+    )
 
 
 class StatusParams(_Frozen):

@@ -2,7 +2,11 @@
 
 A refused request is answered with ``{"ok": false, "error": {"code", "message", "retryable"}}``. The
 transport produces only :data:`TRANSPORT_CODES`; every other code is a Host decision, raised or returned
-by the Host coordinator as a :class:`Rejection`.
+by the Host coordinator as a :class:`Rejection`. ``internal_error`` is the answer to a request whose handling
+failed inside the Host (a bug, never the request's fault): the Host records the failure host-only and goes on.
+
+A message is at most :data:`MAX_MESSAGE_CHARS` characters: a longer one is cut, and says how much was cut, so
+that no request can make its own answer (or the Event that records it) grow without bound.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from evoledger.ledger.errors import EvoLedgerError, InputError
 from pydantic import BaseModel, ConfigDict
 
 __all__ = [
+    "MAX_MESSAGE_CHARS",
     "REJECTION_CODES",
     "TRANSPORT_CODES",
     "ErrorBody",
@@ -21,6 +26,7 @@ __all__ = [
     "Rejection",
     "RejectionCode",
     "SessionUnavailable",
+    "bounded_message",
 ]
 
 RejectionCode = Literal[
@@ -36,6 +42,7 @@ RejectionCode = Literal[
     "candidate_limit",
     "budget_remaining",
     "protocol_mismatch",
+    "internal_error",
 ]
 
 REJECTION_CODES: Final[dict[str, str]] = {
@@ -46,16 +53,28 @@ REJECTION_CODES: Final[dict[str, str]] = {
     "budget_exhausted": "The submission costs more Episode budget than remains.",
     "budget_allocation": "The submission would leave budget that can never be spent (require_budget_exhaustion).",
     "program_invalid": "The Program path is missing, outside the workspace, or cannot be snapshotted.",
-    "unknown_submission": "A finish names a submission id the Host never accepted.",
+    "unknown_submission": "A finish names a submission the Host never accepted or never published Feedback for.",
     "duplicate_submission": "A finish names the same submission more than once.",
     "candidate_limit": "A finish names more Candidates than the Run allows.",
     "budget_remaining": "Finish refused while Episode budget remains (finish_budget_policy require_budget_exhaustion).",
     "protocol_mismatch": "The request's protocol version is not the one this Host speaks.",
+    "internal_error": "The Host failed while deciding this request (a Host bug, recorded for the operator).",
 }
 """Every rejection code with its one-line meaning."""
 
+MAX_MESSAGE_CHARS: Final = 1024
+"""Longest rejection message, in characters; a longer one is cut (see :func:`bounded_message`)."""
+
 TRANSPORT_CODES: Final = frozenset({"invalid_request", "protocol_mismatch"})
 """The codes the transport itself produces; every other code is a Host decision."""
+
+
+def bounded_message(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
+    """``message`` cut to ``limit`` characters, saying how many were left out."""
+    if len(message) <= limit:
+        return message
+    keep = max(limit - 48, 0)  # room for the note
+    return f"{message[:keep]} ... ({len(message) - keep} more characters)"
 
 
 class ErrorBody(BaseModel):
@@ -79,6 +98,7 @@ class Rejection(EvoLedgerError):
     def __init__(self, code: RejectionCode, message: str, retryable: bool = False) -> None:
         if code not in REJECTION_CODES:
             raise InputError(f"unknown rejection code {code!r}; use one of {', '.join(sorted(REJECTION_CODES))}")
+        message = bounded_message(message)
         super().__init__(f"{code}: {message}")
         self.code: RejectionCode = code
         self.message = message

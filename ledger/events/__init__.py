@@ -60,10 +60,13 @@ from evoledger.ledger.events.run import (
     RunEndReason,
 )
 from evoledger.ledger.events.submissions import (
+    REQUEST_PREFIX_CHARS,
     FinishAccepted,
     FinishRejected,
+    RequestFailed,
     SubmissionAccepted,
     SubmissionRejected,
+    request_summary,
 )
 from evoledger.ledger.events.union import (
     EVENT_ADAPTER,
@@ -81,6 +84,7 @@ __all__ = [
     "EVENT_ADAPTER",
     "EVENT_TYPES",
     "LEDGER_FORMAT_VERSION",
+    "REQUEST_PREFIX_CHARS",
     "UPCASTERS",
     "AgentExited",
     "AgentStarted",
@@ -124,6 +128,7 @@ __all__ = [
     "Positive",
     "ProgramPath",
     "ProgramSnapshotted",
+    "RequestFailed",
     "Retention",
     "RunCreated",
     "RunEndReason",
@@ -146,6 +151,7 @@ __all__ = [
     "kind_of",
     "object_refs",
     "payload_object_refs",
+    "request_summary",
     "to_pending",
     "typed_object_refs",
     "version_of",

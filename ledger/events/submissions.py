@@ -1,9 +1,16 @@
-"""Submission and finish facts: what the Agent asked for and what the Host decided."""
+"""Submission and finish facts: what the Agent asked for and what the Host decided.
+
+A refused request is recorded with a bounded summary of what was asked (:func:`request_summary`: the
+sha256 of its canonical JSON, its size and its first :data:`REQUEST_PREFIX_CHARS` characters), never the
+request itself: an Agent repeating megabyte requests grows the ledger by a few hundred bytes each.
+"""
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal, Self
+from collections.abc import Mapping
+from typing import Annotated, Any, ClassVar, Final, Literal, Self
 
+from evoledger.ledger.canonical import canonical_json, digest_of
 from evoledger.ledger.events.base import (
     Code,
     Count,
@@ -17,10 +24,36 @@ from evoledger.ledger.events.base import (
     SubmissionId,
 )
 from evoledger.ledger.records import Visibility
-from pydantic import model_validator
+from pydantic import JsonValue, StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
-__all__ = ["FinishAccepted", "FinishRejected", "SubmissionAccepted", "SubmissionRejected"]
+__all__ = [
+    "REQUEST_PREFIX_CHARS",
+    "FinishAccepted",
+    "FinishRejected",
+    "RequestFailed",
+    "SubmissionAccepted",
+    "SubmissionRejected",
+    "request_summary",
+]
+
+REQUEST_PREFIX_CHARS: Final = 256
+"""How many characters of a refused request's canonical JSON the ledger keeps."""
+
+
+def request_summary(request: Mapping[str, Any]) -> dict[str, JsonValue]:
+    """What the ledger keeps of a refused request: ``request_hash`` (sha256 of its canonical JSON, not an
+    Object), ``request_bytes`` and ``request_prefix`` (its first :data:`REQUEST_PREFIX_CHARS` characters).
+
+    >>> request_summary({"episodes": "0:2", "program": "program"})["request_prefix"]
+    '{"episodes":"0:2","program":"program"}'
+    """
+    data = canonical_json(dict(request))
+    return {
+        "request_hash": digest_of(data),
+        "request_bytes": len(data),
+        "request_prefix": data.decode("utf-8")[:REQUEST_PREFIX_CHARS],
+    }
 
 
 class SubmissionAccepted(EventBase):
@@ -67,7 +100,7 @@ class SubmissionRejected(EventBase):
     message: Message
     retryable: bool
     request: JsonObject = {}
-    """A summary of the refused request (e.g. the episode ranges asked for)."""
+    """A bounded summary of the refused request (:func:`request_summary`)."""
 
 
 class FinishAccepted(EventBase):
@@ -101,3 +134,25 @@ class FinishRejected(EventBase):
     code: Code
     message: Message
     retryable: bool
+    request: JsonObject = {}
+    """A bounded summary of the refused request (:func:`request_summary`); empty in older records."""
+
+
+class RequestFailed(EventBase):
+    """A Session request whose handling failed inside the Host (a Host bug, not the request's fault).
+
+    The Agent was answered ``internal_error`` and the Run went on. Host only: the exception's text and
+    traceback may hold Host paths and data. ``message`` and ``traceback`` are bounded by the Host (the
+    traceback keeps its innermost frames).
+    """
+
+    kind: Literal["request-failed"] = "request-failed"
+    version: Literal[1] = 1
+    visibility: ClassVar[Visibility] = "host"
+
+    method: Code
+    request: JsonObject = {}
+    """A bounded summary of the request (:func:`request_summary`)."""
+    error_type: Annotated[str, StringConstraints(min_length=1, max_length=256)]
+    message: Message
+    traceback: Message

@@ -28,6 +28,7 @@ from evoledger.ledger.events.run import RunCreated, RunEnded
 from evoledger.ledger.events.submissions import (
     FinishAccepted,
     FinishRejected,
+    RequestFailed,
     SubmissionAccepted,
     SubmissionRejected,
 )
@@ -59,6 +60,7 @@ Event = Annotated[
     | BulkEvicted
     | FinishAccepted
     | FinishRejected
+    | RequestFailed
     | AgentStarted
     | AgentExited
     | ValidationEpisodeFinished
@@ -120,6 +122,7 @@ EVENT_TYPES: Final[Mapping[str, type[EventBase]]] = event_types(
         BulkEvicted,
         FinishAccepted,
         FinishRejected,
+        RequestFailed,
         AgentStarted,
         AgentExited,
         ValidationEpisodeFinished,

@@ -36,6 +36,7 @@ from evoledger.ledger.events import (
     InfraFault,
     InfraFaultDetail,
     ProgramSnapshotted,
+    RequestFailed,
     RunCreated,
     RunEnded,
     SubmissionAccepted,
@@ -295,7 +296,17 @@ STRATEGIES: dict[type[EventBase], st.SearchStrategy[Any]] = {
         candidates=st.lists(submission_ids, min_size=1, max_size=4, unique=True),
         budget_left=counts,
     ),
-    FinishRejected: st.builds(FinishRejected, code=codes, message=texts, retryable=st.booleans()),
+    FinishRejected: st.builds(
+        FinishRejected, code=codes, message=texts, retryable=st.booleans(), request=st.just({}) | json_objects
+    ),
+    RequestFailed: st.builds(
+        RequestFailed,
+        method=codes,
+        request=json_objects,
+        error_type=st.text(min_size=1, max_size=40),
+        message=texts,
+        traceback=texts,
+    ),
     AgentStarted: st.builds(
         AgentStarted,
         agent=names,
@@ -361,7 +372,7 @@ def raw_row(kind: str, payload: bytes, *, version: int = 1, visibility: Visibili
 
 def test_strategies_cover_every_kind() -> None:
     assert set(STRATEGIES) == set(EVENT_TYPES.values())
-    assert len(EVENT_TYPES) == 21
+    assert len(EVENT_TYPES) == 22
 
 
 def test_declared_visibility_of_every_kind() -> None:
@@ -379,6 +390,7 @@ def test_declared_visibility_of_every_kind() -> None:
         "bulk-evicted": "public",
         "finish-accepted": "public",
         "finish-rejected": "public",
+        "request-failed": "host",
         "agent-started": "host",
         "agent-exited": "host",
         "validation-episode-finished": "host",

@@ -23,8 +23,10 @@ from evoledger.ledger.events import (
     EventBase,
     FeedbackPublished,
     FinishAccepted,
+    FinishRejected,
     InfraFault,
     ProgramSnapshotted,
+    RequestFailed,
     RunCreated,
     RunEnded,
     SubmissionAccepted,
@@ -652,3 +654,18 @@ def test_the_direction_recorded_in_the_benchmark_spec_is_used_first() -> None:
     script.events[0] = created.model_copy(update={"benchmark_spec": {"score_direction": "minimize"}})
     found = {v.rule for v in fold(script.rows()).violations}
     assert found == {"direction_mismatch", "wrong_selection"}  # the tie-break text and the choice disagree with it
+
+
+def test_a_failed_request_and_its_internal_error_are_accepted_and_stay_host_only() -> None:
+    script = valid_run()
+    failed = RequestFailed(method="submit", error_type="KeyError", message="'x'", traceback="Traceback ...")
+    told = SubmissionRejected(code="internal_error", message="the Host failed", retryable=False)
+    position = index_of(script, "finish-accepted")
+    script.events[position:position] = [
+        failed,
+        told,
+        FinishRejected(code="internal_error", message="m", retryable=False),
+    ]
+    assert fold(script.rows()).ok
+    script.events[position] = ("public", failed)
+    assert rules(script.rows()) == [("host_fact_public", position)]

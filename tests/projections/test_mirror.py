@@ -13,6 +13,7 @@ import pytest
 from evoledger.ledger.canonical import canonical_json, digest_of
 from evoledger.ledger.errors import EncodingError, InputError, IntegrityError, ObjectEvictedError
 from evoledger.ledger.events import (
+    REQUEST_PREFIX_CHARS,
     ArtifactRef,
     AssessmentFinished,
     BenchmarkIdentity,
@@ -45,7 +46,9 @@ from evoledger.projections.mirror import (
     apply,
     fold,
 )
+from evoledger.projections.mirror_builder import MirrorBuilder
 from evoledger.projections.mirror_files import Difference, diff_mirror, pretty_json, render_file, sync_mirror
+from evoledger.projections.mirror_rejections import MAX_LISTED_REJECTIONS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from immutables import Map
@@ -662,3 +665,32 @@ def test_any_history_synced_step_by_step_equals_a_rebuild(ops: list[tuple[str, A
         assert diff_mirror(state, live, objects) == []
         assert sorted(_tree(fresh)) == sorted(state.files.keys())
         assert not any(name.endswith(".evoledger-tmp") for _, _, names in os.walk(live) for name in names)
+
+
+def test_rejections_json_stays_bounded_whatever_the_log_holds(tmp_path: Path) -> None:
+    """Refusals recorded in full by an older Host (megabyte requests and messages) still give a small file."""
+    huge = {"program": "program", "episodes": "0," * 100_000}
+    events: list[Any] = []
+    for n in range(250):
+        if n % 2:
+            events.append(FinishRejected(code="unknown_submission", message=f"{n}:" + "m" * 60_000, retryable=False))
+        else:
+            events.append(
+                SubmissionRejected(code="invalid_request", message="x" * 60_000, retryable=False, request=huge)
+            )
+    state = fold(events)
+    builder = MirrorBuilder()
+    for event in events:
+        builder.add(event)
+    assert builder.build().files[REJECTIONS_PATH] == state.files[REJECTIONS_PATH]
+    sync_mirror(state, tmp_path, DictObjects({}))
+    assert (tmp_path / REJECTIONS_PATH).stat().st_size < 200_000
+    listed = _json(tmp_path, REJECTIONS_PATH)
+    assert listed["omitted"] == 150
+    assert len(listed["rejections"]) == MAX_LISTED_REJECTIONS
+    assert listed["rejections"][-1]["message"].startswith("249:")  # the latest are kept
+    assert all(len(r["message"]) <= 1024 for r in listed["rejections"])
+    request = listed["rejections"][0]["request"]
+    assert request["request_hash"] == digest_of(canonical_json(huge))
+    assert request["request_bytes"] == len(canonical_json(huge))
+    assert len(request["request_prefix"]) == REQUEST_PREFIX_CHARS

@@ -13,7 +13,7 @@ from typing import Any
 import pytest
 from evoledger.kernel.replay import UNFOLDED_KINDS, replay
 from evoledger.ledger.errors import LedgerNotFoundError
-from evoledger.ledger.events import InfraFaultDetail
+from evoledger.ledger.events import InfraFaultDetail, RequestFailed
 from evoledger.ledger.store import Ledger
 from evoledger.projections import mirror, retention, run_state
 
@@ -179,8 +179,14 @@ def test_kinds_the_projection_check_does_not_parse_change_no_projection(recorded
         recorded = list(book.events())
     prefix = recorded[: next(i for i, r in enumerate(recorded) if r.stored.kind == "candidate-selected")]
     found = next((r.event for r in recorded if r.stored.kind == kind), None)
-    # The recorded Run has no infra fault: its detail Event is made up, for the first Submission.
-    event = found or InfraFaultDetail(submission_id="submission-000001", split="train", index=0, message="boom")
+    # The recorded Run has no infra fault and no failed request: such Events are made up, for the first Submission.
+    made_up = {
+        "infra-fault-detail": InfraFaultDetail(
+            submission_id="submission-000001", split="train", index=0, message="boom"
+        ),
+        "request-failed": RequestFailed(method="submit", error_type="KeyError", message="'x'", traceback="Traceback"),
+    }
+    event = found or made_up[kind]
     assert event.kind == kind
     state = run_state.fold(r.event for r in prefix)
     assert replace(run_state.apply(state, event), events=state.events) == state

@@ -6,7 +6,9 @@ finish requests, Program edits and Host restarts (the Host rebuilt from its log,
 After every step: the Host's answer equals the model's; budget is never negative and is conserved;
 limits hold; nothing is accepted after finish; the run state equals a fresh fold of the log; bulk
 retention keeps within its cap (except the protected newest submission) and never touches a
-permanent Artifact; the Agent mirror never holds a host fact.
+permanent Artifact; the Agent mirror never holds a host fact. Hostile requests (arbitrary selector
+text, finish lists up to the protocol's bound of long, repeated, unknown ids) are answered as the model
+says, with a bounded message, and what the ledger keeps of each refusal is bounded.
 """
 
 from __future__ import annotations
@@ -25,7 +27,18 @@ from evoledger.kernel.run.config import FinishBudgetPolicy
 from evoledger.kernel.run.host import RunHost
 from evoledger.kernel.run.publication import FeedbackPublisher
 from evoledger.kernel.run.setup import create_run
-from evoledger.kernel.session import FinishParams, Rejection, SubmitParams, format_selector
+from evoledger.kernel.session import (
+    MAX_FINISH_CANDIDATES,
+    MAX_ID_CHARS,
+    MAX_MESSAGE_CHARS,
+    MAX_SELECTOR_LENGTH,
+    FinishParams,
+    Rejection,
+    SelectorError,
+    SubmitParams,
+    format_selector,
+    parse_selector,
+)
 from evoledger.ledger.store import Ledger
 from evoledger.projections import mirror, retention, run_state
 from evoledger.projections.mirror_files import diff_mirror
@@ -218,6 +231,46 @@ class ProtocolMachine(RuleBasedStateMachine):
         assert code == expected, (code, answer)
         if code is not None:
             assert answer["retryable"] == (code == "budget_remaining")
+
+    @rule(text=st.text(alphabet="0123456789:,- \t", max_size=40) | st.text(max_size=MAX_SELECTOR_LENGTH).filter(bool))
+    def submit_any_selector(self, text: str) -> None:
+        """Any selector text the protocol lets through: the Host's answer is the model's, its record bounded."""
+        if not text:
+            return
+        try:
+            indices: tuple[int, ...] | None = parse_selector(text)
+        except SelectorError:
+            indices = None
+        expected_code, _ = self.model.submit(indices, self.program_ok)
+        answer, code = _answer(self.host, "submit", SubmitParams(program="program", episodes=text))
+        event(f"submit any: {code or 'accepted'}")
+        assert code == expected_code, (code, answer, expected_code)
+        if code is not None:
+            self._check_bounded_refusal(answer, "submission-rejected")
+
+    @rule(
+        known=st.lists(st.integers(0, 7), max_size=4),
+        junk=st.integers(0, MAX_FINISH_CANDIDATES),
+        repeats=st.integers(1, 3),
+    )
+    def finish_hostile(self, known: list[int], junk: int, repeats: int) -> None:
+        """finish with up to the protocol's bound of ids: long unknown ones, repeated ones."""
+        ids = [self.model.submissions[k] for k in known if k < len(self.model.submissions)]
+        ids += ["submission-" + str(n).zfill(MAX_ID_CHARS - 11) for n in range(junk)]
+        ids = (ids * repeats)[:MAX_FINISH_CANDIDATES]
+        if not ids:
+            return
+        expected = self.model.finish(ids)
+        answer, code = _answer(self.host, "finish", FinishParams(candidates=ids))
+        event(f"finish hostile: {code or 'accepted'}")
+        assert code == expected, (code, answer)
+        if code is not None:
+            self._check_bounded_refusal(answer, "finish-rejected")
+
+    def _check_bounded_refusal(self, answer: dict[str, Any], kind: str) -> None:
+        assert len(answer["message"]) <= MAX_MESSAGE_CHARS
+        *_, last = self.ledger.records(kinds=[kind])  # the refusal just recorded
+        assert len(last.payload) < 4096, len(last.payload)
 
     @rule()
     def status(self) -> None:

@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any, get_args
 
 import pytest
 from evoledger.kernel.session.protocol import (
     DEFAULT_MAX_FRAME,
+    MAX_FINISH_CANDIDATES,
+    MAX_ID_CHARS,
     MAX_JSON_DEPTH,
+    MAX_MESSAGE_CHARS,
+    MAX_PROGRAM_CHARS,
     PROTOCOL,
     REJECTION_CODES,
     TRANSPORT_CODES,
@@ -25,6 +30,7 @@ from evoledger.kernel.session.protocol import (
     encode_frame,
     frame_length,
 )
+from evoledger.kernel.session.selectors import MAX_SELECTOR_LENGTH
 from evoledger.ledger.errors import EncodingError, EvoLedgerError, InputError
 
 
@@ -187,3 +193,55 @@ def test_depth_limit_is_exact() -> None:
     for _ in range(MAX_JSON_DEPTH - 3):
         within = {"x": within}
     assert "params.x" in _rejected(_body(params={"x": within})).message  # parsed fine, then refused as extra key
+
+
+# -- bounds: every field is bounded and checked before any work --------------------------------------------
+
+
+def _submit(program: str = "program", episodes: str = "0:2") -> bytes:
+    return _body(method="submit", params={"program": program, "episodes": episodes})
+
+
+@pytest.mark.parametrize(
+    ("body", "needle"),
+    [
+        (_submit(program="p" * (MAX_PROGRAM_CHARS + 1)), f"at most {MAX_PROGRAM_CHARS} characters"),
+        (_submit(episodes="0," * 400_000 + "1"), f"at most {MAX_SELECTOR_LENGTH} characters"),
+        (
+            _body(method="finish", params={"candidates": ["submission-000001"] * 50_000}),
+            f"at most {MAX_FINISH_CANDIDATES} items",
+        ),
+        (_body(method="finish", params={"candidates": ["x" * (MAX_ID_CHARS + 1)]}), f"at most {MAX_ID_CHARS}"),
+    ],
+)
+def test_every_field_is_bounded_before_any_work(body: bytes, needle: str) -> None:
+    began = time.monotonic()
+    error = _rejected(body)
+    assert error.code == "invalid_request"
+    assert needle in error.message
+    assert len(error.message) <= MAX_MESSAGE_CHARS
+    assert time.monotonic() - began < 10  # linear: a megabyte request is refused in milliseconds
+
+
+@pytest.mark.parametrize("char", ["\x00", "\n", "\t", "\r", "\x1b", "\x7f", "\x85", "\x9f"])
+def test_a_control_character_in_the_program_path_is_named(char: str) -> None:
+    error = _rejected(_submit(program=f"prog{char}ram"))
+    assert error.code == "invalid_request"
+    assert f"control character U+{ord(char):04X} at position 4" in error.message
+    assert "params.program" in error.message
+
+
+def test_the_bounds_themselves_are_accepted() -> None:
+    request = decode_request(
+        _submit(program="é" * MAX_PROGRAM_CHARS, episodes="0:2," + "9" * (MAX_SELECTOR_LENGTH - 4))
+    )
+    assert isinstance(request, SubmitRequest)
+    finish = decode_request(_body(method="finish", params={"candidates": ["c" * MAX_ID_CHARS] * MAX_FINISH_CANDIDATES}))
+    assert isinstance(finish, FinishRequest)
+
+
+def test_a_long_rejection_message_is_cut_and_says_so() -> None:
+    rejection = Rejection("unknown_submission", "x" * 100_000)
+    assert len(rejection.message) <= MAX_MESSAGE_CHARS
+    assert rejection.message.endswith("more characters)")
+    assert len(rejection.body().message) <= MAX_MESSAGE_CHARS
