@@ -229,12 +229,13 @@ class EpisodeRunner:
         space = self._action_space
         max_steps = self._max_steps
         while True:
-            action = conform_action(process.act(wire), space)
-            try:
+            decoded = process.act(wire)
+            try:  # the action is the Policy's: failing to conform or record it is never an infra fault
+                action = conform_action(decoded, space)
                 action_json = to_json_value(action)
-            except EncodingError as exc:
+            except Exception as exc:
                 raise PolicyFailed(
-                    "invalid_action", f"act() returned an action that cannot be recorded: {exc}"
+                    "invalid_action", f"act() returned an action that cannot be recorded: {_describe(exc)}"
                 ) from None
             try:
                 step = episode.environment("Environment.step", lambda: env.step(action), may_reject=True)  # noqa: B023

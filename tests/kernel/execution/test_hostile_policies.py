@@ -515,5 +515,5 @@ def test_garbage_box_actions_are_invalid_actions(make_tasks: MakeTasks, hostile:
     assert control.status == "ok", control.failure_message  # float64 in range is converted, not refused
     assert {name: o.status for name, o in outcomes.items()} == dict.fromkeys(BOX_ACTIONS, "invalid_action")
     assert all(o.steps == 0 for o in outcomes.values())  # never reached the Environment's state
-    assert "cannot be recorded" in str(outcomes["bytes"].failure_message)
+    assert "value of type bytes, which cannot be sent as an action" in str(outcomes["bytes"].failure_message)
     assert "not in the action space" in str(outcomes["string"].failure_message)
