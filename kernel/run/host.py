@@ -35,6 +35,7 @@ from evoledger.ledger.events import (
 )
 from evoledger.ledger.snapshots import ProgramSnapshot, snapshot_program
 from evoledger.ledger.store import Ledger
+from evoledger.projections.refunds import refund_units
 from evoledger.projections.run_state import RunState, apply
 
 __all__ = ["RunHost", "submission_id_for"]
@@ -215,8 +216,27 @@ class RunHost:
                 for i in view.pending
             ]
             for outcome in self._executor.run(tasks):
-                self.append(outcome_events(outcome, self._ledger.objects, submission_id=submission_id, refund=True))
+                refund = outcome.status == "infra_fault" and self._refundable(submission_id)
+                suspicious = outcome.status == "infra_fault" and not refund
+                self.append(
+                    outcome_events(
+                        outcome, self._ledger.objects, submission_id=submission_id, refund=refund, suspicious=suspicious
+                    )
+                )
         return self._publish(submission_id)
+
+    def _refundable(self, submission_id: str) -> bool:
+        """Whether the Submission's next infra fault is refunded (``projections.refunds``) or charged as suspicious."""
+        s = self.state
+        view = s.submissions[submission_id]
+        units = refund_units(
+            self._config.infra_refunds.rule,
+            submission_episodes=len(view.episodes),
+            submission_refunds=view.refunded,
+            run_refunds=s.refunded,
+            budget=s.episode_budget,
+        )
+        return units == 1
 
     def _publish(self, submission_id: str) -> dict[str, Any]:
         view = self.state.submissions[submission_id]

@@ -53,8 +53,9 @@ def _validate(
         done = host.state.validation.get(sid)
         pending = [p for p in plan.validation if done is None or p.spec.index not in done]
         if pending:
+            allowance = config.infra_refunds.rule.limit(len(plan.validation))
             with private_program_copy(view.program_digest, ledger.objects) as program_dir:
-                outcomes = run_judged_episodes(executor, pending, program_dir, config.limits)
+                outcomes = run_judged_episodes(executor, pending, program_dir, config.limits, retry_limit=allowance)
             host.append(
                 [
                     validation_event(o, ledger.objects, submission_id=sid, program_digest=view.program_digest)
