@@ -9,6 +9,10 @@ Who is blamed for what:
   action and the Environment merely failed to say so politely; that is ``invalid_action`` (otherwise a
   Policy could turn any bad Episode into a refunded infra fault by sending garbage).
 * :class:`InvalidAction` from ``step``: ``invalid_action``.
+* What the Policy returned is the Policy's: the Policy process refuses any action off the allow-list of
+  :mod:`~evoledger.kernel.execution.action_wire` itself (``invalid_action``), the worker re-checks what
+  arrives (``protocol_error``), and any failure to conform or record a decoded action is ``invalid_action``,
+  so no action value can turn an Episode into a refunded infra fault.
 * The Policy's own failures come from :mod:`evoledger.kernel.execution.policy_process`; a Policy
   process that died without replying is ``timeout`` if it was killed for exceeding ``RLIMIT_CPU``
   (``SIGXCPU``), else ``protocol_error``.

@@ -7,8 +7,9 @@ Two encodings live here:
   keep dtype and shape (their raw bytes are sent, never pickled), numpy scalars stay numpy scalars,
   tuples stay tuples, dicts stay dicts. It is used in both directions between a worker and its Policy
   child, so the decoder treats its input as hostile: it never evaluates anything, only accepts
-  numeric/bool dtypes, bounds nesting depth, and checks every length against the bytes present
-  before allocating.
+  bool, integer and float dtypes of at most 64 bits (no ``np.longdouble``), bounds nesting depth,
+  and checks every length against the bytes present before allocating. Actions are further held to
+  the allow-list of :mod:`~evoledger.kernel.execution.action_wire` on both sides.
 * **JSON** (:func:`to_json_value`): the canonical form recorded in trajectories. Arrays become
   nested lists, numpy scalars become Python numbers, tuples become lists, and non-finite floats
   become ``null`` (canonical JSON has no NaN or infinity; the same convention ``describe_space``
