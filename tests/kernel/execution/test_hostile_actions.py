@@ -12,6 +12,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 from evoledger.kernel.evaluation import EvaluationConfig, evaluate
@@ -59,10 +60,6 @@ class LiesAboutClass:
     @property
     def __class__(self):
         return int
-
-
-class Subclass(np.ndarray):
-    pass
 
 
 def deep(levels):
@@ -236,8 +233,15 @@ def test_allowed_actions_round_trip_as_plain_types() -> None:
         def __float__(self) -> float:
             raise RuntimeError("never called")
 
-    value = [Move.LEFT, Ratio(0.5), np.float16(1.5), {"k": (np.array([1, 2], dtype=np.uint8), None)}]
+    class Tagged(np.ndarray):
+        def tobytes(self, *args: Any, **kwargs: Any) -> bytes:
+            raise RuntimeError("never called")
+
+    tagged = np.array([0.25, 0.5]).view(Tagged)
+    value = [Move.LEFT, Ratio(0.5), np.float16(1.5), {"k": (np.array([1, 2], dtype=np.uint8), None)}, tagged]
     decoded = decode_action(encode_action(value))
+    assert type(decoded[4]) is np.ndarray  # a subclass is converted in the Policy process, never sent as one
+    assert decoded[4].tolist() == [0.25, 0.5]
     assert decoded[:2] == [1, 0.5]
     assert (type(decoded[0]), type(decoded[1])) == (int, float)
     assert decoded[2] == np.float16(1.5)
