@@ -14,9 +14,20 @@ from evoledger.ledger.events import (
     ValidationEpisodeFinished,
 )
 
-__all__ = ["MAX_MESSAGE_CHARS", "PUBLIC_INFRA_REASON", "ObjectSink", "outcome_events", "validation_event"]
+__all__ = [
+    "MAX_MESSAGE_CHARS",
+    "PUBLIC_INFRA_REASON",
+    "SUSPICIOUS_REASON",
+    "ObjectSink",
+    "outcome_events",
+    "validation_event",
+]
 
 PUBLIC_INFRA_REASON = "The Environment or the Host failed during this Episode; it is not counted against the Policy."
+SUSPICIOUS_REASON = (
+    " The unit was charged: this Submission or Run has had more infra faults than its refund limit allows, so"
+    " the fault is reported as suspicious."
+)
 MAX_MESSAGE_CHARS = 4000
 """Failure messages are cut to this length in Events; the full traceback is an Object."""
 
@@ -45,12 +56,14 @@ def outcome_events(
     submission_id: str | None = None,
     evaluation_id: str | None = None,
     refund: bool = False,
+    suspicious: bool = False,
 ) -> list[EventBase]:
     """The Event recording how a Submission's or an Evaluation's Episode ended (its Objects stored first).
 
     An infra fault becomes an ``infra-fault`` Event (refunding one unit when ``refund``), never a Policy failure,
     followed by the host-only ``infra-fault-detail`` that keeps what the fault reported (the public Event
-    never carries the Environment's own text, which may reveal Host-private data).
+    never carries the Environment's own text, which may reveal Host-private data). ``suspicious``: the fault is
+    past the Run's refund limits (``projections.refunds``) and charged instead of refunded.
     """
     split = outcome.split
     if outcome.status == "infra_fault":
@@ -60,9 +73,11 @@ def outcome_events(
                 evaluation_id=evaluation_id,
                 split=split,
                 indices=(outcome.index,),
-                refunded_units=1 if refund else 0,
+                refunded_units=1 if refund and not suspicious else 0,
                 # Public: never the Environment's own exception text, which may reveal Host-private data.
-                reason=PUBLIC_INFRA_REASON + (" The unit was refunded." if refund else ""),
+                reason=PUBLIC_INFRA_REASON
+                + (SUSPICIOUS_REASON if suspicious else " The unit was refunded." if refund else ""),
+                suspicious=suspicious,
             ),
             InfraFaultDetail(
                 submission_id=submission_id,
@@ -99,7 +114,10 @@ def validation_event(
     status = "exception" if outcome.status == "infra_fault" else outcome.status
     failure = _failure(outcome, objects)
     if outcome.status == "infra_fault":
-        failure = EpisodeFailure(code="exception", message=("infra fault: " + (outcome.failure_message or ""))[:4000])
+        message = "infra fault past the Candidate's retry limit, counted as its failure: " + (
+            outcome.failure_message or ""
+        )
+        failure = EpisodeFailure(code="exception", message=message[:MAX_MESSAGE_CHARS])
     return ValidationEpisodeFinished(
         submission_id=submission_id,
         program_digest=program_digest,

@@ -10,7 +10,8 @@ Budget arithmetic follows the log: the running remaining budget is ``budget - ch
 and every recorded budget figure (``budget_before``/``budget_after``, a Feedback's
 ``budget_used``/``budget_left``, finish, the end summary) must equal it. After a mismatch the fold
 follows the record, so one bad figure is reported once (plus one ``budget_not_conserved``) rather
-than at every later step.
+than at every later step. Every infra fault of a Submission must be refunded or charged (``suspicious``)
+exactly as ``projections.refunds`` says, the same rule the Host applied (``refund_limit``).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from evoledger.projections.audit_rules import AuditedSubmission, PlannedSeed, RunRules, Violation, rules_of
+from evoledger.projections.refunds import refund_units
 
 __all__ = ["ProtocolRules"]
 
@@ -244,6 +246,7 @@ class ProtocolRules:
                 f"{sid}'s Episodes {again or indices} are refunded again "
                 f"({units} units): one Episode is refunded at most once",
             )
+        self._refund_rule(seq, d, sub)
         done = [i for i in indices if i in sub.results and i not in sub.voided]
         if units and done:
             self.violate(
@@ -264,6 +267,31 @@ class ProtocolRules:
                 f"the refund leaves {self.remaining} Episodes, more than the budget {self.rules.budget}",
             )
         self._conserved(seq, f"refunding {sid}")
+
+    def _refund_rule(self, seq: int, d: dict[str, Any], sub: AuditedSubmission) -> None:
+        """The fault is refunded or charged exactly as ``projections.refunds`` says (when the Run records a rule)."""
+        rules = self.rules
+        if rules is None or rules.refund_rule is None or len(d["indices"]) != 1:
+            return
+        expected = refund_units(
+            rules.refund_rule,
+            submission_episodes=len(sub.episodes),
+            submission_refunds=len(sub.refunded),
+            run_refunds=self.refunded,
+            budget=rules.budget,
+        )
+        units, suspicious = d["refunded_units"], bool(d.get("suspicious", False))
+        if units != expected or suspicious != (expected == 0):
+            limits = (
+                f"{len(sub.refunded)} of {rules.refund_rule.limit(len(sub.episodes))} refunds for the Submission, "
+                f"{self.refunded} of {rules.refund_rule.limit(rules.budget)} for the Run"
+            )
+            self.violate(
+                "refund_limit",
+                seq,
+                f"an infra fault of {d['submission_id']} records refunded_units {units} and suspicious {suspicious}, "
+                f"but with {limits} the refund rule gives {expected} unit(s) and suspicious {expected == 0}",
+            )
 
     def feedback_published(self, seq: int, d: dict[str, Any]) -> None:
         sid = d["submission_id"]

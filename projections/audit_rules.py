@@ -1,8 +1,9 @@
 """The audit's vocabulary: the rules of a Run re-derived from its log, and the records the audit keeps.
 
 :func:`rules_of` applies the kernel's ``RunConfig`` formulas (pool size, Episodes per Submission,
-Candidate limit) to the configuration ``run-created`` recorded, so the audit needs nothing but the
-log (and the per-Submission protocol cap, which the caller passes). :func:`rank_key` is the
+Candidate limit, the infra-fault refund rule of ``projections.refunds``) to the configuration
+``run-created`` recorded, so the audit needs nothing but the log (and the per-Submission protocol
+cap, which the caller passes). :func:`rank_key` is the
 selection's tie-break rule as a sort key.
 """
 
@@ -10,6 +11,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
+
+from evoledger.projections.refunds import RefundRule
 
 __all__ = [
     "AuditedSubmission",
@@ -55,6 +58,8 @@ class RunRules:
     validation_episodes: int | None
     assessment_episodes: int | None
     fallback: str | None
+    refund_rule: RefundRule | None = None
+    """The infra-fault refund rule the configuration records (``None``: older Runs record none)."""
 
 
 def _count(mapping: object, key: str) -> int | None:
@@ -85,6 +90,7 @@ def rules_of(created: dict[str, Any], episode_cap: int) -> RunRules:
         validation_episodes=val_eps,
         assessment_episodes=_count(assessment, "episodes"),
         fallback=fallback if isinstance(fallback, str) else None,
+        refund_rule=RefundRule.recorded(config),
     )
 
 

@@ -56,6 +56,8 @@ class SubmissionView:
     infra_faulted: frozenset[int] = frozenset()
     score: float | None = None
     published: bool = False
+    refunded: int = 0
+    """Budget units refunded for this Submission's infra faults (bounded by ``projections.refunds``)."""
 
     @property
     def policy_failures(self) -> int:
@@ -166,7 +168,9 @@ def _infra_fault(state: RunState, e: InfraFault) -> RunState:
     if e.submission_id is None or e.submission_id not in state.submissions:
         return state
     view = state.submissions[e.submission_id]
-    view = replace(view, infra_faulted=view.infra_faulted | frozenset(e.indices))
+    view = replace(
+        view, infra_faulted=view.infra_faulted | frozenset(e.indices), refunded=view.refunded + e.refunded_units
+    )
     return replace(
         state,
         budget_left=state.budget_left + e.refunded_units,
@@ -233,7 +237,17 @@ _SCALARS: Final = tuple(
 class _Draft:
     """A Submission being folded: :class:`SubmissionView` with mutable results (owned by one builder)."""
 
-    __slots__ = ("episodes", "infra_faulted", "position", "program_digest", "published", "results", "score", "sid")
+    __slots__ = (
+        "episodes",
+        "infra_faulted",
+        "position",
+        "program_digest",
+        "published",
+        "refunded",
+        "results",
+        "score",
+        "sid",
+    )
 
     def __init__(self, view: SubmissionView) -> None:
         self.sid, self.position, self.program_digest = view.submission_id, view.position, view.program_digest
@@ -241,6 +255,7 @@ class _Draft:
         self.results: dict[int, EpisodeView] = dict(view.results.items())
         self.infra_faulted = view.infra_faulted
         self.score, self.published = view.score, view.published
+        self.refunded = view.refunded
 
     def freeze(self) -> SubmissionView:
         return SubmissionView(
@@ -252,6 +267,7 @@ class _Draft:
             self.infra_faulted,
             self.score,
             self.published,
+            self.refunded,
         )
 
 
@@ -317,6 +333,7 @@ class RunStateBuilder:
         if draft is None:
             return
         draft.infra_faulted = draft.infra_faulted | frozenset(e.indices)
+        draft.refunded += e.refunded_units
         self._s["budget_left"] += e.refunded_units
         self._s["refunded"] += e.refunded_units
 

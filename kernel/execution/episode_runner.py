@@ -9,6 +9,10 @@ Who is blamed for what:
   action and the Environment merely failed to say so politely; that is ``invalid_action`` (otherwise a
   Policy could turn any bad Episode into a refunded infra fault by sending garbage).
 * :class:`InvalidAction` from ``step``: ``invalid_action``.
+* What the Policy returned is the Policy's: the Policy process refuses any action off the allow-list of
+  :mod:`~evoledger.kernel.execution.action_wire` itself (``invalid_action``), the worker re-checks what
+  arrives (``protocol_error``), and any failure to conform or record a decoded action is ``invalid_action``,
+  so no action value can turn an Episode into a refunded infra fault.
 * The Policy's own failures come from :mod:`evoledger.kernel.execution.policy_process`; a Policy
   process that died without replying is ``timeout`` if it was killed for exceeding ``RLIMIT_CPU``
   (``SIGXCPU``), else ``protocol_error``.
@@ -229,12 +233,13 @@ class EpisodeRunner:
         space = self._action_space
         max_steps = self._max_steps
         while True:
-            action = conform_action(process.act(wire), space)
-            try:
+            decoded = process.act(wire)
+            try:  # the action is the Policy's: failing to conform or record it is never an infra fault
+                action = conform_action(decoded, space)
                 action_json = to_json_value(action)
-            except EncodingError as exc:
+            except Exception as exc:
                 raise PolicyFailed(
-                    "invalid_action", f"act() returned an action that cannot be recorded: {exc}"
+                    "invalid_action", f"act() returned an action that cannot be recorded: {_describe(exc)}"
                 ) from None
             try:
                 step = episode.environment("Environment.step", lambda: env.step(action), may_reject=True)  # noqa: B023

@@ -17,6 +17,7 @@ from typing import Any, Final
 
 import orjson
 from evoledger.kernel.authoring import FAILURE_CODES
+from evoledger.kernel.execution.action_wire import MAX_ACTION_BYTES, decode_action
 from evoledger.kernel.execution.capture import TailBuffer, bound_text
 from evoledger.kernel.execution.channel import ChannelClosed, ChannelError, ChannelTimeout, FrameChannel
 from evoledger.kernel.execution.messages import (
@@ -26,13 +27,12 @@ from evoledger.kernel.execution.messages import (
     TO_CHILD_START,
 )
 from evoledger.kernel.execution.tasks import PolicyLimits
-from evoledger.kernel.execution.values import decode_wire
 from evoledger.kernel.execution.zygote import SpareChild, Zygote, kill_process_group
 from evoledger.ledger.errors import EncodingError, EvoLedgerError
 
 __all__ = ["PolicyFailed", "PolicyProcess", "describe_wait_status"]
 
-_MAX_ACTION_FRAME: Final = 16 * 1024 * 1024
+_MAX_ACTION_FRAME: Final = MAX_ACTION_BYTES + 1
 _MAX_MESSAGE_CHARS: Final = 2000
 
 
@@ -45,6 +45,10 @@ class PolicyFailed(EvoLedgerError):
         self.message = message
         self.trace = trace
         self.died = died
+
+
+def _describe_error(exc: BaseException) -> str:
+    return str(exc) if isinstance(exc, EncodingError) else f"{type(exc).__name__}: {exc}"
 
 
 def describe_wait_status(status: int) -> str:
@@ -172,9 +176,11 @@ class PolicyProcess:
         kind = frame[0] if frame else -1
         if kind == CHILD_ACTION:
             try:
-                return decode_wire(memoryview(frame)[1:])
-            except EncodingError as exc:
-                raise PolicyFailed("protocol_error", f"the Policy process sent an undecodable action: {exc}") from None
+                return decode_action(memoryview(frame)[1:])
+            except Exception as exc:  # whatever the Policy process sent, failing to decode it is the Policy's fault
+                raise PolicyFailed(
+                    "protocol_error", f"the Policy process sent an undecodable action: {_describe_error(exc)}"
+                ) from None
         if kind == CHILD_FAILURE:
             raise self._failure(frame)
         raise PolicyFailed("protocol_error", f"the Policy process sent message kind {frame[:1]!r} instead of an action")

@@ -10,10 +10,11 @@ inherited descriptor closed. It then waits for the start message, applies the re
 replay exactly), imports ``policy.py`` and calls ``make_policy(context)``.
 
 Failure codes the child reports itself: ``exception`` (anything raised by the Program, including
-``SystemExit``), ``memory`` (``MemoryError``), ``invalid_action`` (``act`` returned a value the wire
-cannot carry, e.g. an arbitrary object), ``protocol_error`` (no ``make_policy``, or it returned an
-object without a callable ``act``). Dying without a reply (``os._exit``, a crash) is classified by
-the worker.
+``SystemExit``), ``memory`` (``MemoryError``), ``invalid_action`` (``act`` returned a value that is not on
+the action allow-list of :mod:`~evoledger.kernel.execution.action_wire`, e.g. ``np.longdouble`` or an
+arbitrary object: decided here, before anything reaches the worker), ``protocol_error`` (no
+``make_policy``, or it returned an object without a callable ``act``). Dying without a reply
+(``os._exit``, a crash) is classified by the worker.
 """
 
 from __future__ import annotations
@@ -33,12 +34,12 @@ from typing import Any, Final, NoReturn
 
 import numpy as np
 import orjson
+from evoledger.kernel.execution.action_wire import encode_action
 from evoledger.kernel.execution.capture import bound_text
 from evoledger.kernel.execution.channel import ChannelClosed, FrameChannel
 from evoledger.kernel.execution.context import PolicyContext
 from evoledger.kernel.execution.messages import TO_CHILD_OBSERVATION, TO_CHILD_START
-from evoledger.kernel.execution.values import decode_wire, encode_wire
-from evoledger.ledger.errors import EncodingError
+from evoledger.kernel.execution.values import decode_wire
 
 __all__ = ["CHANNEL_FD", "PolicyTemplate", "become_policy_process"]
 
@@ -210,12 +211,19 @@ def _serve(channel: FrameChannel, template: PolicyTemplate) -> None:
             _report(channel, _failure_from(exc, trace_limit))
             return
         try:
-            payload = encode_wire(action)
-        except EncodingError as exc:
-            _report(channel, _PolicyFailure("invalid_action", f"act() returned a value that cannot be sent: {exc}"))
+            payload = encode_action(action)  # the allow-list is enforced here, in the Policy's own process
+        except BaseException as exc:  # InvalidActionValue, or anything the Policy's value raised while encoded
+            _report(channel, _PolicyFailure("invalid_action", bound_text(_action_refusal(exc), 2000)))
             return
         _flush_stdio()
         channel.send(b"A" + payload)
+
+
+def _action_refusal(exc: BaseException) -> str:
+    try:
+        return str(exc) or type(exc).__name__
+    except BaseException:
+        return f"act() returned a value that cannot be sent ({type(exc).__name__})"
 
 
 def _report(channel: FrameChannel, failure: _PolicyFailure) -> None:

@@ -7,8 +7,9 @@ Two encodings live here:
   keep dtype and shape (their raw bytes are sent, never pickled), numpy scalars stay numpy scalars,
   tuples stay tuples, dicts stay dicts. It is used in both directions between a worker and its Policy
   child, so the decoder treats its input as hostile: it never evaluates anything, only accepts
-  numeric/bool dtypes, bounds nesting depth, and checks every length against the bytes present
-  before allocating.
+  bool, integer and float dtypes of at most 64 bits (no ``np.longdouble``), bounds nesting depth,
+  and checks every length against the bytes present before allocating. Actions are further held to
+  the allow-list of :mod:`~evoledger.kernel.execution.action_wire` on both sides.
 * **JSON** (:func:`to_json_value`): the canonical form recorded in trajectories. Arrays become
   nested lists, numpy scalars become Python numbers, tuples become lists, and non-finite floats
   become ``null`` (canonical JSON has no NaN or infinity; the same convention ``describe_space``
@@ -45,15 +46,21 @@ _F64: Final = struct.Struct("<d")
 _U64: Final = struct.Struct("<Q")
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
-_DTYPE_PATTERN: Final = re.compile(r"^[<>|=][biuf][0-9]{1,2}$")
+_DTYPE_PATTERN: Final = re.compile(r"^[<>|=](b1|[iu][1248]|f[248])$")
 _DTYPES: dict[str, np.dtype[Any]] = {}
 _ALLOWED_KINDS: Final = frozenset("biuf")
 
 
+def _wire_dtype(dtype: np.dtype[Any]) -> bool:
+    """Whether values of ``dtype`` travel and are recorded: bool, integer and float of at most 64 bits."""
+    return dtype.kind in _ALLOWED_KINDS and dtype.itemsize <= 8
+
+
 def _dtype_tag(dtype: np.dtype[Any]) -> bytes:
-    if dtype.kind not in _ALLOWED_KINDS:
+    if not _wire_dtype(dtype):
         raise EncodingError(
-            f"numpy dtype {dtype} cannot be sent: only bool, integer and float dtypes are supported; "
+            f"numpy dtype {dtype} cannot be sent: only bool, integer and float dtypes of at most 64 bits are "
+            "supported; "
             "convert the value with np.asarray(value, dtype=np.float64) or similar"
         )
     text = dtype.str.encode("ascii")
@@ -275,6 +282,8 @@ def _finite_or_none(values: Any) -> Any:
 
 def _array_to_json(array: np.ndarray[Any, Any]) -> Any:
     kind = array.dtype.kind
+    if not _wire_dtype(array.dtype):
+        kind = "?"
     if kind in "biu":
         return array.tolist()
     if kind == "f":
@@ -301,7 +310,7 @@ def to_json_value(value: Any, _depth: int = 0) -> Any:
     if kind is float:
         return value if math.isfinite(value) else None
     if isinstance(value, np.generic):
-        if value.dtype.kind in _ALLOWED_KINDS:
+        if _wire_dtype(value.dtype):
             return to_json_value(value.item(), _depth)
         raise EncodingError(f"a numpy scalar of dtype {value.dtype} cannot be recorded")
     if isinstance(value, bool):

@@ -5,6 +5,8 @@
   copied Run still passes). The Validation ranking is re-derived from ``candidate-selected``.
 * **mirror**: ``projections.mirror`` folded from the log equals ``workspace/feedback/``
   (``diff_mirror``), file by file.
+* **Program copies**: every materialized copy under ``host/programs/`` equals its snapshot
+  (``kernel.replay.program_copies``).
 * **retention**: the Object store's evicted tombstones are exactly the digests the
   ``projections.retention`` fold says are evicted (and not published again since), and
   ``retention.decide`` wants no further eviction under the Run's ``bulk_feedback_retention_bytes``.
@@ -20,6 +22,7 @@ import time
 from typing import Any, Final
 
 from evoledger.kernel.replay.log_pass import UNFOLDED_KINDS, FoldedProjections, fold_log
+from evoledger.kernel.replay.program_copies import program_copy_findings
 from evoledger.kernel.replay.record import RunRecord
 from evoledger.kernel.replay.report import CheckResult, Finding
 from evoledger.kernel.run.config import PROTOCOL_EPISODE_CAP
@@ -124,6 +127,7 @@ class ProjectionRebuild:
             findings += self._mirror_result[0]
             mirror_files = self._mirror_result[1]
         findings += self._retention()
+        findings += program_copy_findings(self.record, (v.program_digest for v in self.run_state.submissions.values()))
         summary = (
             f"run state, {mirror_files} mirror files and {len(self.retention.evicted)} evicted digests "
             "rebuilt from the log"

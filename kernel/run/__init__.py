@@ -1,6 +1,13 @@
 """The Run: configuration, the Host coordinator, the Session loop, judging and ``run()``."""
 
-from evoledger.kernel.run.config import AgentConfig, AssessmentConfig, FinishBudgetPolicy, RunConfig, ValidationConfig
+from evoledger.kernel.run.config import (
+    AgentConfig,
+    AssessmentConfig,
+    FinishBudgetPolicy,
+    InfraRefundConfig,
+    RunConfig,
+    ValidationConfig,
+)
 from evoledger.kernel.run.layout import RunLayout
 from evoledger.kernel.run.runner import RunResult, continue_run, run
 
@@ -8,6 +15,7 @@ __all__ = [
     "AgentConfig",
     "AssessmentConfig",
     "FinishBudgetPolicy",
+    "InfraRefundConfig",
     "RunConfig",
     "RunLayout",
     "RunResult",

@@ -7,6 +7,7 @@ from typing import Literal, Self
 from evoledger.kernel.execution import PolicyLimits
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.ledger.errors import ConfigError
+from evoledger.projections.refunds import DEFAULT_REFUND_FRACTION, DEFAULT_REFUND_MINIMUM, RefundRule
 from pydantic import BaseModel, ConfigDict, Field, model_validator
 
 __all__ = [
@@ -14,6 +15,7 @@ __all__ = [
     "AgentConfig",
     "AssessmentConfig",
     "FinishBudgetPolicy",
+    "InfraRefundConfig",
     "RunConfig",
     "ValidationConfig",
 ]
@@ -39,6 +41,27 @@ class AssessmentConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     episodes: int = Field(default=20, ge=0, le=100_000)
+
+
+class InfraRefundConfig(BaseModel):
+    """How many infra faults are refunded (the rule: ``projections.refunds``).
+
+    ``limit(n) = max(minimum, floor(fraction * n))``. A Submission's infra fault is refunded while the
+    Submission has had fewer than ``limit(its Episodes)`` refunds and the Run fewer than
+    ``limit(episode_budget)``; past that it is charged and reported as suspicious. In Validation and
+    Assessment, ``limit(the split's Episodes)`` bounds one Candidate's retries of faulted Episodes; a
+    Validation Episode still faulting after them counts as the Candidate's failure.
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    minimum: int = Field(default=DEFAULT_REFUND_MINIMUM, ge=0, le=1_000_000)
+    fraction: float = Field(default=DEFAULT_REFUND_FRACTION, ge=0.0, le=1.0)
+
+    @property
+    def rule(self) -> RefundRule:
+        """The pure rule the Host and the audit both apply."""
+        return RefundRule(self.minimum, self.fraction)
 
 
 class AgentConfig(BaseModel):
@@ -71,6 +94,7 @@ class RunConfig(BaseModel):
     finish_grace_seconds: float = Field(default=5.0, ge=0)
     workers: int = Field(default=1, ge=1, le=256)
     fallback: Literal["none", "best_public"] = "none"
+    infra_refunds: InfraRefundConfig = Field(default_factory=InfraRefundConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
 
     @property

@@ -24,7 +24,7 @@ from evoledger.kernel.recording import outcome_events
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.crash_points import CrashPoint
 from evoledger.kernel.run.layout import RunLayout
-from evoledger.kernel.run.programs import ProgramCache
+from evoledger.kernel.run.programs import private_program_copy
 from evoledger.kernel.run.records import records_from_views
 from evoledger.kernel.run.request_failures import LEDGER_FAILURES, failure_events
 from evoledger.kernel.session import FinishParams, Rejection, SelectorError, SubmitParams, check_in_pool, parse_selector
@@ -43,6 +43,7 @@ from evoledger.ledger.events import (
 )
 from evoledger.ledger.snapshots import ProgramSnapshot, snapshot_program
 from evoledger.ledger.store import Ledger
+from evoledger.projections.refunds import refund_units
 from evoledger.projections.run_state import RunState, apply
 
 __all__ = ["RunHost", "submission_id_for"]
@@ -81,7 +82,6 @@ class RunHost:
         self._benchmark = benchmark
         self._pool = list(train_pool)
         self._executor = executor
-        self._programs = ProgramCache(layout.host / "programs", ledger.objects)
         self.state = state
         self._on_published = on_published
         self._after_append = after_append
@@ -264,19 +264,38 @@ class RunHost:
         Also used by ``resume`` to complete a Submission whose Episodes were in flight at a crash.
         """
         view = self.state.submissions[submission_id]
-        program_dir = self._programs.materialize(view.program_digest)
-        tasks = [
-            EpisodeTask(
-                episode=self._pool[i].spec,
-                program_dir=program_dir,
-                policy_seed=self._pool[i].policy_seed,
-                limits=self._config.limits,
-            )
-            for i in view.pending
-        ]
-        for outcome in self._executor.run(tasks):
-            self.append(outcome_events(outcome, self._ledger.objects, submission_id=submission_id, refund=True))
+        with private_program_copy(view.program_digest, self._ledger.objects) as program_dir:
+            tasks = [
+                EpisodeTask(
+                    episode=self._pool[i].spec,
+                    program_dir=program_dir,
+                    policy_seed=self._pool[i].policy_seed,
+                    limits=self._config.limits,
+                )
+                for i in view.pending
+            ]
+            for outcome in self._executor.run(tasks):
+                refund = outcome.status == "infra_fault" and self._refundable(submission_id)
+                suspicious = outcome.status == "infra_fault" and not refund
+                self.append(
+                    outcome_events(
+                        outcome, self._ledger.objects, submission_id=submission_id, refund=refund, suspicious=suspicious
+                    )
+                )
         return self._publish(submission_id)
+
+    def _refundable(self, submission_id: str) -> bool:
+        """Whether the Submission's next infra fault is refunded (``projections.refunds``) or charged as suspicious."""
+        s = self.state
+        view = s.submissions[submission_id]
+        units = refund_units(
+            self._config.infra_refunds.rule,
+            submission_episodes=len(view.episodes),
+            submission_refunds=view.refunded,
+            run_refunds=s.refunded,
+            budget=s.episode_budget,
+        )
+        return units == 1
 
     def _publish(self, submission_id: str) -> dict[str, Any]:
         view = self.state.submissions[submission_id]

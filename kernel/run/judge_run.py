@@ -15,7 +15,7 @@ from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.host import RunHost
 from evoledger.kernel.run.judging import CandidateResult, assessment_event, rank_candidates, run_judged_episodes, select
 from evoledger.kernel.run.layout import RunLayout
-from evoledger.kernel.run.programs import ProgramCache
+from evoledger.kernel.run.programs import private_program_copy
 from evoledger.kernel.run.records import records_from_views
 from evoledger.kernel.run.setup import RunPlan
 from evoledger.ledger.errors import InfraError
@@ -45,7 +45,6 @@ def _validate(
     benchmark: Benchmark,
     plan: RunPlan,
     executor: Executor,
-    programs: ProgramCache,
     candidates: tuple[str, ...],
 ) -> list[CandidateResult]:
     results = []
@@ -54,7 +53,9 @@ def _validate(
         done = host.state.validation.get(sid)
         pending = [p for p in plan.validation if done is None or p.spec.index not in done]
         if pending:
-            outcomes = run_judged_episodes(executor, pending, programs.materialize(view.program_digest), config.limits)
+            allowance = config.infra_refunds.rule.limit(len(plan.validation))
+            with private_program_copy(view.program_digest, ledger.objects) as program_dir:
+                outcomes = run_judged_episodes(executor, pending, program_dir, config.limits, retry_limit=allowance)
             host.append(
                 [
                     validation_event(o, ledger.objects, submission_id=sid, program_digest=view.program_digest)
@@ -90,7 +91,6 @@ def judge_run(
     state = host.state
     if state.ended_reason is not None:
         return []
-    programs = ProgramCache(layout.host / "programs", ledger.objects)
     direction = benchmark.spec.score_direction
     candidates, fallback = candidates_for_judging(state, config, direction)
     reason = "finished" if state.finished else (state.agent_exit_reason or "agent_exited")
@@ -99,7 +99,7 @@ def judge_run(
     if candidates:
         try:
             if config.validation.episodes:
-                results = _validate(host, ledger, config, benchmark, plan, executor, programs, candidates)
+                results = _validate(host, ledger, config, benchmark, plan, executor, candidates)
             else:
                 only = host.state.submissions[candidates[0]]
                 results = [
@@ -118,9 +118,8 @@ def judge_run(
         view = host.state.submissions[selected]
         if not host.state.assessed and config.assessment.episodes > 0:
             try:
-                outcomes = run_judged_episodes(
-                    executor, plan.assessment, programs.materialize(view.program_digest), config.limits
-                )
+                with private_program_copy(view.program_digest, ledger.objects) as program_dir:
+                    outcomes = run_judged_episodes(executor, plan.assessment, program_dir, config.limits)
             except InfraError as exc:
                 host.append(
                     [RunEnded(reason="assessment_failed", selected_submission_id=selected, message=str(exc)[:4000])]

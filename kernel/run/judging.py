@@ -51,12 +51,23 @@ class CandidateResult:
 
 
 def run_judged_episodes(
-    executor: Executor, plans: Sequence[PlannedEpisode], program_dir: Path, limits: PolicyLimits
+    executor: Executor,
+    plans: Sequence[PlannedEpisode],
+    program_dir: Path,
+    limits: PolicyLimits,
+    *,
+    retry_limit: int | None = None,
 ) -> list[EpisodeOutcome]:
-    """Run private Episodes, retrying infra faults; raise :class:`JudgingError` if they persist."""
+    """Run private Episodes, retrying infra faults (at most ``_INFRA_RETRIES`` rounds).
+
+    ``retry_limit`` None: faults that persist raise :class:`JudgingError`. ``retry_limit`` n (one Candidate's
+    allowance, ``projections.refunds``): at most n Episodes are retried in all, and a fault that is not retried
+    is returned as it is (an ``infra_fault`` outcome) for the caller to count as the Candidate's failure.
+    """
     outcomes: dict[int, EpisodeOutcome] = {}
     remaining = list(plans)
-    for _attempt in range(_INFRA_RETRIES + 1):
+    retries_left = retry_limit
+    for attempt in range(_INFRA_RETRIES + 1):
         tasks = [
             EpisodeTask(episode=p.spec, program_dir=program_dir, policy_seed=p.policy_seed, limits=limits)
             for p in remaining
@@ -64,10 +75,15 @@ def run_judged_episodes(
         retry: list[PlannedEpisode] = []
         by_index = {p.spec.index: p for p in remaining}
         for outcome in executor.run(tasks):
-            if outcome.status == "infra_fault":
+            if outcome.status != "infra_fault":
+                outcomes[outcome.index] = outcome
+            elif retries_left is None:
+                retry.append(by_index[outcome.index])
+            elif retries_left > 0 and attempt < _INFRA_RETRIES:
+                retries_left -= 1
                 retry.append(by_index[outcome.index])
             else:
-                outcomes[outcome.index] = outcome
+                outcomes[outcome.index] = outcome  # past the Candidate's allowance: its own failure
         remaining = retry
         if not remaining:
             return [outcomes[p.spec.index] for p in plans]

@@ -155,15 +155,22 @@ class EpisodeFinished(_EpisodeOwnerFields, _EpisodeOutcomeFields):
 
 
 class InfraFault(_EpisodeOwnerFields):
-    """Records an Environment or Host fault that voided Episodes; the Policy is not blamed, budget is refunded."""
+    """Records an Environment or Host fault that voided Episodes; the Policy is not blamed.
+
+    A Submission's fault is refunded (``refunded_units``) within the Run's refund limits
+    (``projections.refunds``); past them it is charged (``refunded_units`` 0) and ``suspicious``: the
+    Submission has faulted more often than the Environment or the machine plausibly would. v2 added
+    ``suspicious`` (v1 records upcast with ``False``).
+    """
 
     kind: Literal["infra-fault"] = "infra-fault"
-    version: Literal[1] = 1
+    version: Literal[2] = 2
     visibility: ClassVar[Visibility] = "public"
 
     indices: FrozenList[PoolIndex]
     refunded_units: Count
     reason: Message
+    suspicious: bool = False
 
     @model_validator(mode="after")
     def _check_refund(self) -> Self:
@@ -173,6 +180,12 @@ class InfraFault(_EpisodeOwnerFields):
             raise PydanticCustomError(
                 "evaluation_refund",
                 "an Evaluation has no budget; refunded_units must be 0, not {n}",
+                {"n": self.refunded_units},
+            )
+        if self.suspicious and self.refunded_units != 0:
+            raise PydanticCustomError(
+                "suspicious_refund",
+                "a suspicious infra fault is charged; refunded_units must be 0, not {n}",
                 {"n": self.refunded_units},
             )
         if self.refunded_units > len(self.indices):

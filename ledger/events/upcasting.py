@@ -82,4 +82,11 @@ class UpcasterRegistry:
 
 
 UPCASTERS: Final = UpcasterRegistry()
-"""The library's upcasters (none yet: every kind is at version 1)."""
+"""The library's upcasters."""
+
+
+@UPCASTERS.step("infra-fault", 1)
+def _infra_fault_v1_to_v2(data: dict[str, Any]) -> dict[str, Any]:
+    """v2 added ``suspicious``: a v1 fault was never past a refund limit (v1 Hosts had none)."""
+    data["suspicious"] = False
+    return data

@@ -153,3 +153,14 @@ def test_decorator_form_registers() -> None:
 def test_global_registry_is_untouched_by_tests() -> None:
     assert ("demo-measured", 1) not in UPCASTERS
     assert "demo-measured" not in EVENT_TYPES
+
+
+def test_a_v1_infra_fault_reads_as_not_suspicious() -> None:
+    from evoledger.ledger.events import InfraFault, from_stored
+
+    payload = {"split": "train", "submission_id": "submission-000001", "indices": [2], "refunded_units": 1}
+    event = from_stored(_row({**payload, "reason": "worker died"}, version=1, kind="infra-fault"))
+    assert isinstance(event, InfraFault)
+    assert event.version == 2
+    assert event.suspicious is False
+    assert event.refunded_units == 1

@@ -669,3 +669,37 @@ def test_a_failed_request_and_its_internal_error_are_accepted_and_stay_host_only
     assert fold(script.rows()).ok
     script.events[position] = ("public", failed)
     assert rules(script.rows()) == [("host_fact_public", position)]
+
+
+def _faulting_submission(script: Script, refunds: list[int], suspicious: list[bool]) -> int:
+    """A 4-Episode Submission whose Episodes all end in infra faults refunding ``refunds``; its Feedback's index."""
+    sid = script.submit([0, 1, 2, 3])
+    first = index_of(script, "episode-finished")
+    for n, (units, odd) in enumerate(zip(refunds, suspicious, strict=True)):
+        script.events[first + n] = InfraFault(
+            submission_id=sid, split="train", indices=[n], refunded_units=units, reason="worker died", suspicious=odd
+        )
+    feedback = index_of(script, "feedback-published")
+    script.remaining += sum(refunds)
+    script.used -= sum(refunds)
+    script.events[feedback] = FeedbackPublished(
+        submission_id=sid, score=None, content_digest=CONTENT, budget_used=script.used, budget_left=script.remaining
+    )
+    return feedback
+
+
+def test_infra_fault_refunds_follow_the_recorded_refund_rule() -> None:
+    # minimum 2, fraction 0.1: a 4-Episode Submission of a budget-8 Run gets 2 refunds, then faults are charged.
+    rule = {"infra_refunds": {"minimum": 2, "fraction": 0.1}}
+    script = Script(config=_config(**rule)).create()
+    _faulting_submission(script, [1, 1, 0, 0], [False, False, True, True])
+    assert fold(script.rows()).ok, fold(script.rows()).violations
+    greedy = Script(config=_config(**rule)).create()
+    feedback = _faulting_submission(greedy, [1, 1, 1, 0], [False, False, False, True])
+    assert dict(rules(greedy.rows())).get("refund_limit") == feedback - 2  # the third refund breaks the rule
+    unmarked = Script(config=_config(**rule)).create()
+    feedback = _faulting_submission(unmarked, [1, 1, 0, 0], [False, False, True, False])
+    assert dict(rules(unmarked.rows())).get("refund_limit") == feedback - 1  # charged but not reported suspicious
+    older = Script().create()  # a Run that records no refund rule (written before there was one) is not held to it
+    _faulting_submission(older, [1, 1, 1, 1], [False] * 4)
+    assert "refund_limit" not in dict(rules(older.rows()))

@@ -198,9 +198,27 @@ def _read(path):
         return f"error {exc.errno}".encode()
 
 
+def _ledger_held_by_an_ancestor():
+    pid = os.getpid()
+    for _ in range(8):  # Policy -> zygote -> worker -> Host: the Host holds the ledger open
+        stat = _read(f"/proc/{pid}/stat")
+        pid = int(stat.rsplit(b")", 1)[1].split()[1]) if b")" in stat else 0
+        if pid <= 1:
+            return None
+        try:
+            for fd in os.listdir(f"/proc/{pid}/fd"):
+                target = os.readlink(f"/proc/{pid}/fd/{fd}")
+                if target.endswith("/ledger.sqlite"):
+                    return Path(target)
+        except OSError:
+            pass
+    return None
+
+
 def make_policy(context):
     here = Path.cwd()
     ledger = next((d / "ledger.sqlite" for d in (here, *here.parents) if (d / "ledger.sqlite").is_file()), None)
+    ledger = ledger or _ledger_held_by_an_ancestor()
     report = {"cwd": str(here), "ledger": None if ledger is None else str(ledger)}
     if ledger is not None:
         db = sqlite3.connect(f"file:{ledger}?mode=ro", uri=True)
@@ -444,8 +462,9 @@ call("finish", candidates=["submission-000001"])
 def test_fact_a_policy_can_reach_the_ledger_and_proc_and_leak_host_seeds_to_the_agent(run_root: Path) -> None:
     """Pins docs/security.md: the local backend does not sandbox the filesystem or /proc.
 
-    The Program runs from a materialized copy under the Run's ``host/programs/``; walking up from its cwd finds
-    ``ledger.sqlite``, whose host-only Events hold every Episode seed, including the Assessment's. A failing
+    The Program runs from a private materialized copy outside the run directory, but the Host holds
+    ``ledger.sqlite`` open and ``/proc/<pid>/fd`` names it; its host-only Events hold every Episode seed,
+    including the Assessment's. A failing
     Episode's log is mirrored to the Agent, so the seeds can travel back to the Agent as well.
     """
     spy = _program(run_root, "spy", FILESYSTEM_SPY)
@@ -469,8 +488,8 @@ def test_fact_a_policy_can_reach_the_ledger_and_proc_and_leak_host_seeds_to_the_
     assessment_seeds = [p.env_seed for p in planned if p.split == "assessment"]
     report = json.loads(log.split("SPY ", 1)[1].splitlines()[0])
     cwd = Path(report["cwd"])
-    assert cwd.parent == run_dir / "host" / "programs"  # a materialized copy, not the Agent's program/
-    assert (cwd / "policy.py").read_bytes() == (spy / "policy.py").read_bytes()
+    assert run_dir not in cwd.parents  # a private copy made for this execution, not the Agent's program/
+    assert not cwd.exists()  # ... removed once the execution ended
     assert report["ledger"] == str(run_dir / "ledger.sqlite")  # reachable by path: nothing is sandboxed
     assert report["assessment_seeds"] == assessment_seeds  # the held-out seeds are readable
     assert report["workspace_writable"] is True
@@ -515,5 +534,5 @@ def test_garbage_box_actions_are_invalid_actions(make_tasks: MakeTasks, hostile:
     assert control.status == "ok", control.failure_message  # float64 in range is converted, not refused
     assert {name: o.status for name, o in outcomes.items()} == dict.fromkeys(BOX_ACTIONS, "invalid_action")
     assert all(o.steps == 0 for o in outcomes.values())  # never reached the Environment's state
-    assert "cannot be recorded" in str(outcomes["bytes"].failure_message)
+    assert "value of type bytes, which cannot be sent as an action" in str(outcomes["bytes"].failure_message)
     assert "not in the action space" in str(outcomes["string"].failure_message)

@@ -116,7 +116,7 @@ def test_an_agent_that_spends_the_budget_and_leaves_ends_as_budget_exhausted(roo
     assert result.selected is None
 
 
-def test_persistent_infra_faults_in_validation_end_the_run_as_validation_failed(root: Path) -> None:
+def test_persistent_infra_faults_count_against_the_candidate_in_validation_and_end_assessment(root: Path) -> None:
     script = root / "agent.py"
     script.write_text(
         "import json, shutil, subprocess, sys\n"
@@ -127,17 +127,20 @@ def test_persistent_infra_faults_in_validation_end_the_run_as_validation_failed(
         "subprocess.run([*argv, 'finish', sid], check=True)\n",
         encoding="utf-8",
     )
-    # Every Environment fails on reset: training Episodes become refunded infra faults, and Validation's
-    # retries fail as well, so the Host cannot judge the Candidate.
+    # Every Environment fails on reset: training Episodes become infra faults (refunded up to the limit), Validation
+    # Episodes still faulting after the Candidate's retries count as its failures (projections.refunds), and the
+    # Assessment, whose faults persist too, cannot be completed.
     config = _config(
         benchmark=BenchmarkRef(name="toy-counter", config={"fail_on_reset": True, "infra_fault_indices": []}),
         validation=ValidationConfig(episodes=2),
         agent=AgentConfig(name=f"command:{sys.executable} {script}"),
     )
     result = run(config, record_to=root / "r", initial_program=_program(root))
-    assert result.reason == "validation_failed"
+    assert result.reason == "assessment_failed"
     with Ledger.open(root / "r") as book:
         (ended,) = [r.stored.data() for r in book.events(kinds=["run-ended"])]
+        validation = [r.stored.data() for r in book.events(kinds=["validation-episode-finished"])]
+    assert [v["status"] for v in validation] == ["exception", "exception"]
     assert "infra faults" in ended["message"]
     assert json.dumps(ended)  # recorded, and the record still verifies
     assert verify(root / "r").ok

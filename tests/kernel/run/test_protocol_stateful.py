@@ -103,7 +103,12 @@ class Model:
                 return "budget_allocation", None
         if not program_ok:
             return "program_invalid", None
-        refunds = sum(1 for i in indices if i in FAULTY)
+        # Infra faults are refunded within the default limits, max(2, floor(n / 10)) for the Submission's n
+        # Episodes and for the Run's budget; past them they are charged (RunConfig.infra_refunds).
+        refunds = 0
+        for i in indices:
+            if i in FAULTY and refunds < max(2, n // 10) and self.refunded + refunds < max(2, self.budget // 10):
+                refunds += 1
         self.budget_left += refunds - n
         self.charged += n
         self.refunded += refunds
