@@ -58,6 +58,8 @@ from evoledger.ledger.events.run import (
     RunCreated,
     RunEnded,
     RunEndReason,
+    RunKey,
+    RunKeyHex,
 )
 from evoledger.ledger.events.submissions import (
     FinishAccepted,
@@ -129,6 +131,8 @@ __all__ = [
     "RunEndReason",
     "RunEnded",
     "RunId",
+    "RunKey",
+    "RunKeyHex",
     "SnapshotSource",
     "Split",
     "SubmissionAccepted",
