@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any, Literal
 
@@ -22,6 +22,7 @@ from evoledger.kernel.run.session_loop import drive_session
 from evoledger.kernel.run.setup import RunPlan, create_run, recorded_run_key
 from evoledger.kernel.run.task import task_text_for
 from evoledger.kernel.session import SOCKET_ENV, WORKSPACE_ENV, SessionServer
+from evoledger.ledger.events import EventBase
 from evoledger.ledger.store import Ledger
 from evoledger.projections.run_state import RunState, fold
 from pydantic import BaseModel, ConfigDict
@@ -163,7 +164,9 @@ def continue_run(
     return result
 
 
-def _agent_seed(config: RunConfig, recorded: list[Any], layout: RunLayout, random_bytes: Callable[[int], bytes]) -> int:
+def _agent_seed(
+    config: RunConfig, recorded: Iterable[EventBase], layout: RunLayout, random_bytes: Callable[[int], bytes]
+) -> int:
     """The Agent's own seed: fresh random bits, or with a user-given seed the key's HMAC under label ``agent``.
 
     Neither lets the Agent compute a Host seed: random bits are independent of the key, and an HMAC output
