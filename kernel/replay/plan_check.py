@@ -96,18 +96,20 @@ def _recorded_key(record: RunRecord) -> tuple[bytes | None, list[Finding]]:
 
 def _leaks(record: RunRecord, key: bytes) -> list[Finding]:
     forms = (key.hex().encode(), str(int.from_bytes(key, "big")).encode())
-    found = []
-    for row in record.rows:
-        if row[3] != "host" and row[1] != "run-key" and any(form in row[4].lower() for form in forms):
-            found.append(
-                Finding(
-                    "run_key_leaked",
-                    f"public event {row[0]} ({row[1]}) contains the Run's secret key: the Agent could compute "
-                    "every held-out Episode",
-                    seq=row[0],
-                )
-            )
-    return found
+    public = [row for row in record.rows if row[3] != "host" and row[1] != "run-key"]
+    joined = b"\n".join(row[4] for row in public)  # one scan at C speed; rows only when it hits
+    if not any(form in joined for form in forms):  # canonical JSON holds the key as evoledger writes it: lowercase
+        return []
+    return [
+        Finding(
+            "run_key_leaked",
+            f"public event {row[0]} ({row[1]}) contains the Run's secret key: the Agent could compute "
+            "every held-out Episode",
+            seq=row[0],
+        )
+        for row in public
+        if any(form in row[4] for form in forms)
+    ]
 
 
 def _mismatch(p: PlannedSeed, what: str) -> Finding:
