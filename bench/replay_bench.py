@@ -40,7 +40,7 @@ from evoledger.kernel.replay.log_pass import fold_log
 from evoledger.kernel.run import AssessmentConfig, RunConfig, RunLayout, ValidationConfig
 from evoledger.kernel.run.judging import CandidateResult, rank_candidates, select
 from evoledger.kernel.run.runner import summarize
-from evoledger.kernel.run.setup import default_initial_program, plan_run, planned_events
+from evoledger.kernel.run.setup import default_initial_program, plan_run, planned_events, run_key_for
 from evoledger.ledger.canonical import canonical_json
 from evoledger.ledger.events import (
     AgentExited,
@@ -59,6 +59,7 @@ from evoledger.ledger.events import (
     ProgramSnapshotted,
     RunCreated,
     RunEnded,
+    RunKey,
     SubmissionAccepted,
     SubmissionRejected,
     ValidationEpisodeFinished,
@@ -129,7 +130,8 @@ class _Builder:
             seed=424242,
         )
         self.benchmark = resolve_benchmark(self.config.benchmark)
-        self.plan = plan_run(self.benchmark, self.config)
+        self.key = run_key_for(self.config)
+        self.plan = plan_run(self.benchmark, self.config, self.key)
         self.trajectories = self.ledger.objects.put_many(_trajectory(i) for i in range(_TRAJECTORIES))
         self.retention = retention.RetentionState()
         self.models: list[EventBase] = []
@@ -164,6 +166,7 @@ class _Builder:
                 seed=self.config.seed,
                 created_by="evoledger replay_bench",
             ),
+            RunKey(key=self.key.hex()),
             *planned_events(self.plan),
         )
         self.snapshots = _programs(self.root / "programs", self.ledger)

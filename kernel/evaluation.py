@@ -17,7 +17,7 @@ from typing import Any
 from evoledger import __version__
 from evoledger.kernel.authoring import Benchmark, EpisodeRecord, Feedback, Split
 from evoledger.kernel.execution import EpisodeTask, Executor, LocalExecutor, PolicyLimits
-from evoledger.kernel.planning import plan_episodes
+from evoledger.kernel.planning import plan_episodes, public_seeds
 from evoledger.kernel.recording import outcome_events
 from evoledger.kernel.registry import BenchmarkRef, BenchmarkRegistry, default_registry
 from evoledger.ledger.canonical import canonical_json, digest_of
@@ -146,7 +146,7 @@ def evaluate(
     with _ledger_for(record_to, ledger) as book:
         snapshot = snapshot_program(Path(program), book.objects)
         evaluation_id = _evaluation_id(snapshot.digest, identity, config)
-        plans = plan_episodes(bench, config.split, seed=config.seed, count=config.episodes)
+        plans = plan_episodes(bench, config.split, seeds=public_seeds(config.seed), count=config.episodes)
         book.append(
             [
                 snapshot.to_event("evaluation"),

@@ -1,8 +1,11 @@
-"""Deterministic seed derivation with separate hash domains.
+"""Deterministic, public seed derivation with separate hash domains.
 
-Host-owned seeds (Environment seeds per split, Policy seeds) are derived from one Run or evaluation
-seed by hashing a domain path, so the train, validation and test splits can never share a seed by
-construction, and the same inputs always give the same seeds on any machine.
+:func:`derive_seed` hashes a seed and a domain path, so different domains (splits, Episodes) never share a
+seed by construction and the same inputs give the same seeds on any machine. It is public: whoever knows
+the input seed can compute every output. Benchmarks use it to derive per-Episode seeds from the split seed
+the Host hands them, and ``evoledger evaluate`` to plan from its user-given seed. A Run's Host seeds are
+instead HMACs of a secret key (:mod:`evoledger.kernel.authoring.keyed_seeds`), so the split seeds a
+Benchmark is handed are themselves unknowable.
 """
 
 from __future__ import annotations

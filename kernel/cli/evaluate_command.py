@@ -34,7 +34,13 @@ def _table(result: EvaluationResult, shown: int) -> Table:
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Benchmark configuration (repeatable).")
 @click.option("--episodes", "-n", default=20, show_default=True, type=click.IntRange(1))
 @click.option("--split", type=click.Choice(["train", "validation", "assessment"]), default="train", show_default=True)
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(0))
+@click.option(
+    "--seed",
+    default=0,
+    show_default=True,
+    type=click.IntRange(0),
+    help="Plans the Episodes (a public hash of it: anyone who knows the seed can compute them).",
+)
 @click.option("--workers", "-w", default=1, show_default=True, type=click.IntRange(1, 256))
 @click.option("--act-timeout", default=None, type=click.FloatRange(min=0.001), help="Seconds per act() call.")
 @click.option(

@@ -16,7 +16,7 @@ from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-__all__ = ["print_summary", "run_command"]
+__all__ = ["print_summary", "run_command", "seed_line"]
 
 
 def print_summary(result: RunResult, console: Console) -> None:
@@ -40,8 +40,16 @@ def print_summary(result: RunResult, console: Console) -> None:
     assessed = "n/a" if result.assessment_score is None else f"{result.assessment_score:.3f}"
     verdict.add_row("assessment score", assessed)
     verdict.add_row("budget used", f"{result.budget_used} of {result.budget_total}")
+    verdict.add_row("seed", seed_line(result.seed))
     console.print(verdict)
     console.print(f"audit it: evoledger replay {result.run_dir}")
+
+
+def seed_line(seed: int | None) -> str:
+    """How the Run's Host seeds were made, said plainly (for the header and the summary)."""
+    if seed is None:
+        return "random (secret key): held-out Episodes are unpredictable"
+    return f"{seed} (key derived from it): reproducible, and held-out Episodes are predictable by anyone who knows it"
 
 
 @click.command("run")
@@ -65,7 +73,7 @@ def print_summary(result: RunResult, console: Console) -> None:
     "--record-to",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Run directory (default: runs/<benchmark>-<seed>).",
+    help="Run directory (default: runs/<benchmark>, or runs/<benchmark>-<seed> with --seed).",
 )
 @click.option("--episode-budget", default=100, show_default=True, type=click.IntRange(1))
 @click.option(
@@ -83,7 +91,13 @@ def print_summary(result: RunResult, console: Console) -> None:
 @click.option("--validation-episodes", default=10, show_default=True, type=click.IntRange(0))
 @click.option("--max-candidates", default=3, show_default=True, type=click.IntRange(1))
 @click.option("--assessment-episodes", default=20, show_default=True, type=click.IntRange(0))
-@click.option("--seed", default=0, show_default=True, type=click.IntRange(0))
+@click.option(
+    "--seed",
+    default=None,
+    type=click.IntRange(0, 2**63 - 1),
+    help="Derive the Run's secret key from this seed, for a reproducible plan. WARNING: anyone who knows the seed "
+    "can predict every held-out Validation and Assessment Episode. Default: a random secret key (unpredictable).",
+)
 @click.option(
     "--act-timeout", default=2.0, show_default=True, type=click.FloatRange(min=0.001), help="Seconds per act()."
 )
@@ -125,9 +139,12 @@ def run_command(**options: Any) -> None:
         fallback=options["fallback"],
         agent=AgentConfig(name=options["agent"], model=options["agent_model"], args=tuple(options["agent_args"])),
     )
-    record_to = options["record_to"] or _fresh_dir(Path("runs"), f"{name}-{options['seed']}")
+    stem = name if options["seed"] is None else f"{name}-{options['seed']}"
+    record_to = options["record_to"] or _fresh_dir(Path("runs"), stem)
     console = Console(stderr=True)
     as_json = options["as_json"]
+    if not as_json:
+        console.print(f"Run {record_to}: seed {seed_line(options['seed'])}")
     with Progress(
         TextColumn("[bold]budget"),
         BarColumn(),

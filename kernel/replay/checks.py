@@ -4,8 +4,10 @@
    referenced Object present and matching, or evicted by a recorded ``bulk-evicted`` Event.
 2. **protocol** is the pure audit fold :func:`evoledger.projections.audit.fold` over the log's rows,
    plus the pool commitment: the ``episode-planned`` seeds must hash to the ``pool_commitment`` that
-   ``run-created`` recorded before the Agent started. The Benchmark's score direction is read from
-   the log (``run-created``'s ``benchmark_spec``, or the selection's tie-break text); only for older
+   ``run-created`` recorded before the Agent started, and (``kernel.replay.plan_check``) the Run's
+   secret key must be recorded host-only in its ``run-key`` Event and give every planned seed. The
+   Benchmark's score direction is read from the log (``run-created``'s ``benchmark_spec``, or the
+   selection's tie-break text); only for older
    records that hold neither, and only when a rule needs it, is it taken from the Benchmark registry
    via ``run-created``'s configuration (the report says which).
 3. **projections** (``kernel.replay.projection_check``): run state, Agent mirror and retention,
@@ -39,6 +41,7 @@ from evoledger.kernel.planning import PlannedEpisode, plan_commitment
 from evoledger.kernel.registry import resolve_benchmark
 from evoledger.kernel.replay.execution_check import check_execution
 from evoledger.kernel.replay.log_pass import FoldedLog, fold_log, fold_projections
+from evoledger.kernel.replay.plan_check import plan_findings
 from evoledger.kernel.replay.projection_check import ProjectionRebuild
 from evoledger.kernel.replay.record import RunRecord, open_record
 from evoledger.kernel.replay.report import CheckResult, Finding, ReplayReport
@@ -136,7 +139,8 @@ def _fold(record: RunRecord) -> FoldedLog:
 
 
 def check_protocol(record: RunRecord, folded: FoldedLog | None = None) -> tuple[CheckResult, audit.AuditReport]:
-    """Check 2: the audit fold over the record's rows, the pool commitment, and where the direction came from.
+    """Check 2: the audit fold over the record's rows, the pool commitment, the key and the plan it gives, and
+    where the direction came from.
 
     ``folded``: the pass over the record's rows that already ran the audit (else it runs here).
     """
@@ -158,6 +162,7 @@ def check_protocol(record: RunRecord, folded: FoldedLog | None = None) -> tuple[
     if report.violations_omitted:
         findings.append(Finding("violations_omitted", f"{report.violations_omitted} more violations were not listed"))
     findings.extend(_commitment_findings(record, report))
+    findings.extend(plan_findings(record, report.planned))
     if record.config_error is not None:
         findings.append(Finding("config_unreadable", record.config_error, seq=0, severity="warning"))
     findings.extend(Finding("note", note, severity="note") for note in report.notes)

@@ -42,7 +42,14 @@ from evoledger.projections.run_state import RunState, RunStateBuilder
 __all__ = ["UNFOLDED_KINDS", "FoldedLog", "FoldedProjections", "audit_log", "fold_log", "fold_projections"]
 
 UNFOLDED_KINDS: Final = frozenset(
-    {"episode-started", "episode-planned", "program-snapshotted", "infra-fault-detail", "request-failed"}
+    {
+        "episode-started",
+        "episode-planned",
+        "program-snapshotted",
+        "infra-fault-detail",
+        "request-failed",
+        "run-key",
+    }
 )
 """Kinds that change neither the run state, the mirror nor retention: not parsed for the projections."""
 

@@ -88,7 +88,9 @@ class RunConfig(BaseModel):
     bulk_feedback_retention_bytes: int = Field(default=1 << 30, ge=0)
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
     assessment: AssessmentConfig = Field(default_factory=AssessmentConfig)
-    seed: int = Field(default=0, ge=0, lt=2**63)
+    seed: int | None = Field(default=None, ge=0, lt=2**63)
+    """``None``: the Run's secret key is random. A seed derives the key: the plan is reproducible, and anyone who
+    knows the seed can predict every Host seed, held-out Validation and Assessment Episodes included."""
     limits: PolicyLimits = Field(default_factory=PolicyLimits)
     agent_timeout_seconds: float = Field(default=3600.0, gt=0)
     finish_grace_seconds: float = Field(default=5.0, ge=0)

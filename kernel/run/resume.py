@@ -5,7 +5,9 @@ repairs a head manifest that lags a committed append (a crash between the commit
 write); a manifest *ahead* of the log is a truncated record and refuses to resume. Then the log is
 folded: an Agent that was running when the Host died is stopped and its exit recorded, Episodes in
 flight are completed without charging budget twice, the Agent is restarted if its authority was still
-open, and judging continues from whatever the log already holds.
+open, and judging continues from whatever the log already holds. The Episode plan is re-derived from
+the secret key the Run recorded in its ``run-key`` Event (never a new one) and checked against the
+recorded pool commitment.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ from evoledger.kernel.registry import BenchmarkRegistry, default_registry
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.layout import RunLayout
 from evoledger.kernel.run.runner import RunResult, continue_run, summarize
-from evoledger.kernel.run.setup import plan_run
+from evoledger.kernel.run.setup import plan_run, recorded_run_key
 from evoledger.kernel.session import WORKSPACE_ENV
 from evoledger.ledger.errors import ConfigError, InputError
 from evoledger.ledger.events import AgentExited, AgentStarted, RunCreated
@@ -72,11 +74,12 @@ def resume(
         state = fold(r.event for r in ledger.events())
         if state.ended_reason is not None:
             return summarize(layout, state, [])
+        key = recorded_run_key((r.event for r in ledger.events(kinds=["run-key"])), layout.root)
         stale = _stop_stale_agent(ledger, state, layout)
         if stale is not None:
             ledger.append([stale])
         benchmark = (registry or default_registry()).make(config.benchmark.name, config.benchmark.config)
-        plan = plan_run(benchmark, config)
+        plan = plan_run(benchmark, config, key)
         if plan.commitment != created.pool_commitment:
             raise ConfigError(
                 f"the Benchmark {config.benchmark.name!r} now plans different Episodes than when {layout.root} was "

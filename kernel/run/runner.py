@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+import secrets
+from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from evoledger.kernel.agents import AgentSupervisor, AgentTask, make_agent
-from evoledger.kernel.authoring import Benchmark, derive_seed
+from evoledger.kernel.authoring import Benchmark
+from evoledger.kernel.authoring.keyed_seeds import keyed_seed
 from evoledger.kernel.execution import LocalExecutor
 from evoledger.kernel.registry import BenchmarkRegistry
 from evoledger.kernel.run.config import RunConfig
@@ -17,9 +19,10 @@ from evoledger.kernel.run.judge_run import judge_run
 from evoledger.kernel.run.layout import RunLayout
 from evoledger.kernel.run.publication import FeedbackPublisher
 from evoledger.kernel.run.session_loop import drive_session
-from evoledger.kernel.run.setup import RunPlan, create_run
+from evoledger.kernel.run.setup import RunPlan, create_run, recorded_run_key
 from evoledger.kernel.run.task import task_text_for
 from evoledger.kernel.session import SOCKET_ENV, WORKSPACE_ENV, SessionServer
+from evoledger.ledger.events import EventBase
 from evoledger.ledger.store import Ledger
 from evoledger.projections.run_state import RunState, fold
 from pydantic import BaseModel, ConfigDict
@@ -41,10 +44,16 @@ class RunResult(BaseModel):
     budget_total: int
     budget_used: int
     budget_left: int
+    seed: int | None = None
+    """The user-given seed the Run's key was derived from; ``None``: a random secret key."""
+    held_out_episodes: Literal["secret", "predictable"] = "secret"
+    """``predictable`` when a known seed derived the key: anyone who knows it can compute the held-out Episodes."""
 
 
 def summarize(layout: RunLayout, state: RunState, validation: list[dict[str, Any]]) -> RunResult:
     """The :class:`RunResult` of a Run in ``state``."""
+    seed = state.config.get("seed")
+    seed = seed if type(seed) is int else None
     return RunResult(
         run_dir=layout.root,
         reason=state.ended_reason or "running",
@@ -63,6 +72,8 @@ def summarize(layout: RunLayout, state: RunState, validation: list[dict[str, Any
         budget_total=state.episode_budget,
         budget_used=state.charged - state.refunded,
         budget_left=state.budget_left,
+        seed=seed,
+        held_out_episodes="secret" if seed is None else "predictable",
     )
 
 
@@ -74,8 +85,12 @@ def continue_run(
     benchmark: Benchmark,
     plan: RunPlan,
     on_update: Callable[[RunState], None] | None = None,
+    random_bytes: Callable[[int], bytes] = secrets.token_bytes,
 ) -> RunResult:
-    """Drive a created (or resumed) Run to its end: Agent session, judging, ``run-ended``."""
+    """Drive a created (or resumed) Run to its end: Agent session, judging, ``run-ended``.
+
+    ``random_bytes`` draws the Agent's own seed when the Run has no user-given seed.
+    """
     recorded = [r.event for r in ledger.events()]  # parsed once, folded by every projection
     state = fold(recorded)
     publisher = FeedbackPublisher(ledger=ledger, layout=layout, config=config, recorded=recorded)
@@ -115,7 +130,7 @@ def continue_run(
                 host_env={
                     SOCKET_ENV: str(layout.socket),
                     WORKSPACE_ENV: str(layout.workspace),
-                    "EVOLEDGER_AGENT_SEED": str(derive_seed(config.seed, "agent") % 2**32),
+                    "EVOLEDGER_AGENT_SEED": str(_agent_seed(config, recorded, layout, random_bytes)),
                     "EVOLEDGER_TASK_FILE": str(layout.task_file),
                 },
             )
@@ -149,6 +164,19 @@ def continue_run(
     return result
 
 
+def _agent_seed(
+    config: RunConfig, recorded: Iterable[EventBase], layout: RunLayout, random_bytes: Callable[[int], bytes]
+) -> int:
+    """The Agent's own seed: fresh random bits, or with a user-given seed the key's HMAC under label ``agent``.
+
+    Neither lets the Agent compute a Host seed: random bits are independent of the key, and an HMAC output
+    reveals neither the key nor the HMAC under any other label.
+    """
+    if config.seed is None:
+        return int.from_bytes(random_bytes(4), "big")
+    return keyed_seed(recorded_run_key(recorded, layout.root), "agent") % 2**32
+
+
 def run(
     config: RunConfig | None = None,
     *,
@@ -156,15 +184,18 @@ def run(
     initial_program: Path | None = None,
     registry: BenchmarkRegistry | None = None,
     on_update: Callable[[RunState], None] | None = None,
+    random_bytes: Callable[[int], bytes] = secrets.token_bytes,
 ) -> RunResult:
     """Run a complete Run: create it in ``record_to``, let ``config.agent`` evolve the Program, judge, record the end.
+
+    Without ``config.seed`` the Run's secret key (and the Agent's seed) come from ``random_bytes``.
 
     >>> run(RunConfig(episode_budget=40), record_to=Path("runs/demo"))  # doctest: +SKIP
     """
     config = config or RunConfig()
     make_agent(config.agent.name)  # an unknown Agent is refused before anything is created
     ledger, layout, benchmark, plan, _snapshot = create_run(
-        record_to, config, initial_program=initial_program, registry=registry
+        record_to, config, initial_program=initial_program, registry=registry, random_bytes=random_bytes
     )
     with ledger:
         return continue_run(
@@ -174,4 +205,5 @@ def run(
             benchmark=benchmark,
             plan=plan,
             on_update=on_update,
+            random_bytes=random_bytes,
         )

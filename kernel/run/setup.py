@@ -1,25 +1,42 @@
-"""Creating a Run: the directory, the ledger, the Host's Episode plan and the initial Program."""
+"""Creating a Run: the directory, the ledger, the secret key, the Host's Episode plan and the initial Program.
+
+Every Host seed of a Run is an HMAC of its secret key (:mod:`evoledger.kernel.authoring.keyed_seeds`): a random
+key unless the configuration gives a seed to derive it from. The key is recorded only in the host-only
+``run-key`` Event, right after ``run-created``; :func:`recorded_run_key` reads it back (for ``resume``, the
+Agent's seed and ``replay``), never generating a new one.
+"""
 
 from __future__ import annotations
 
 import re
+import secrets
 import shutil
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from evoledger import __version__
 from evoledger.kernel.authoring import Benchmark
-from evoledger.kernel.planning import PlannedEpisode, plan_commitment, plan_episodes
+from evoledger.kernel.authoring.keyed_seeds import new_run_key, run_key_from_seed
+from evoledger.kernel.planning import PlannedEpisode, plan_commitment, plan_episodes, secret_seeds
 from evoledger.kernel.programs import packaged_program, packaged_programs
 from evoledger.kernel.registry import BenchmarkRegistry, default_registry
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.layout import RunLayout
-from evoledger.ledger.errors import LedgerExistsError
-from evoledger.ledger.events import BenchmarkIdentity, EpisodePlanned, EventBase, RunCreated
+from evoledger.ledger.errors import InputError, LedgerExistsError
+from evoledger.ledger.events import BenchmarkIdentity, EpisodePlanned, EventBase, RunCreated, RunKey
 from evoledger.ledger.snapshots import ProgramSnapshot, materialize_program, snapshot_program
 from evoledger.ledger.store import Ledger
 
-__all__ = ["RunPlan", "create_run", "default_initial_program", "plan_run", "planned_events"]
+__all__ = [
+    "RunPlan",
+    "create_run",
+    "default_initial_program",
+    "plan_run",
+    "planned_events",
+    "recorded_run_key",
+    "run_key_for",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,12 +53,29 @@ class RunPlan:
         return plan_commitment([*self.train, *self.validation, *self.assessment])
 
 
-def plan_run(benchmark: Benchmark, config: RunConfig) -> RunPlan:
-    """Plan every Episode of a Run from its seed (deterministic; separate domains per split)."""
+def run_key_for(config: RunConfig, random_bytes: Callable[[int], bytes] = secrets.token_bytes) -> bytes:
+    """A new Run's secret key: derived from ``config.seed`` when it gives one, else random (``random_bytes``)."""
+    return new_run_key(random_bytes) if config.seed is None else run_key_from_seed(config.seed)
+
+
+def recorded_run_key(events: Iterable[EventBase], where: Path | str) -> bytes:
+    """The secret key a Run recorded in its ``run-key`` Event (a Run without one cannot be continued)."""
+    for event in events:
+        if isinstance(event, RunKey):
+            return bytes.fromhex(event.key)
+    raise InputError(
+        f"{where} records no run-key Event, so its Host seeds cannot be re-derived: it was created by an older "
+        "evoledger or the Event was removed; audit it with 'evoledger replay' and start a new Run"
+    )
+
+
+def plan_run(benchmark: Benchmark, config: RunConfig, key: bytes) -> RunPlan:
+    """Plan every Episode of a Run from its secret ``key`` (deterministic; a separate HMAC label per seed)."""
+    seeds = secret_seeds(key)
     return RunPlan(
-        train=tuple(plan_episodes(benchmark, "train", seed=config.seed, count=config.pool_size)),
-        validation=tuple(plan_episodes(benchmark, "validation", seed=config.seed, count=config.validation.episodes)),
-        assessment=tuple(plan_episodes(benchmark, "assessment", seed=config.seed, count=config.assessment.episodes)),
+        train=tuple(plan_episodes(benchmark, "train", seeds=seeds, count=config.pool_size)),
+        validation=tuple(plan_episodes(benchmark, "validation", seeds=seeds, count=config.validation.episodes)),
+        assessment=tuple(plan_episodes(benchmark, "assessment", seeds=seeds, count=config.assessment.episodes)),
     )
 
 
@@ -77,10 +111,12 @@ def create_run(
     *,
     initial_program: Path | None = None,
     registry: BenchmarkRegistry | None = None,
+    random_bytes: Callable[[int], bytes] = secrets.token_bytes,
 ) -> tuple[Ledger, RunLayout, Benchmark, RunPlan, ProgramSnapshot]:
-    """Create the Run directory and record ``run-created``, the plan and the initial Program snapshot.
+    """Create the Run directory and record ``run-created``, the secret key, the plan and the initial Program snapshot.
 
-    Refuses a directory that already holds a Run (resume it instead).
+    The key is random (drawn from ``random_bytes``) unless ``config.seed`` is given. Refuses a directory that
+    already holds a Run (resume it instead).
     """
     layout = RunLayout(Path(root).resolve())  # absolute: the Agent runs elsewhere and gets these paths
     if (layout.root / "ledger.sqlite").exists() or (layout.root / "ledger.head").exists():
@@ -90,7 +126,8 @@ def create_run(
         )
     benchmark = (registry or default_registry()).make(config.benchmark.name, config.benchmark.config)
     spec = benchmark.spec
-    plan = plan_run(benchmark, config)
+    key = run_key_for(config, random_bytes)
+    plan = plan_run(benchmark, config, key)
     source = initial_program or default_initial_program(config.benchmark.name)
     fresh = not layout.root.exists()
     layout.root.mkdir(parents=True, exist_ok=True)
@@ -114,6 +151,7 @@ def create_run(
                     seed=config.seed,
                     created_by=f"evoledger {__version__}",
                 ),
+                RunKey(key=key.hex()),
                 *planned_events(plan),
                 snapshot.to_event("initial"),
             ]

@@ -58,6 +58,8 @@ from evoledger.ledger.events.run import (
     RunCreated,
     RunEnded,
     RunEndReason,
+    RunKey,
+    RunKeyHex,
 )
 from evoledger.ledger.events.submissions import (
     REQUEST_PREFIX_CHARS,
@@ -134,6 +136,8 @@ __all__ = [
     "RunEndReason",
     "RunEnded",
     "RunId",
+    "RunKey",
+    "RunKeyHex",
     "SnapshotSource",
     "Split",
     "SubmissionAccepted",

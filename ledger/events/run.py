@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import ClassVar, Final, Literal, Self
+from typing import Annotated, ClassVar, Final, Literal, Self
 
 from evoledger.ledger.canonical import canonical_json, digest_of
 from evoledger.ledger.events.base import (
@@ -18,7 +18,7 @@ from evoledger.ledger.events.base import (
     SubmissionId,
 )
 from evoledger.ledger.records import Visibility
-from pydantic import model_validator
+from pydantic import StringConstraints, model_validator
 from pydantic_core import PydanticCustomError
 
 __all__ = [
@@ -28,6 +28,8 @@ __all__ = [
     "RunCreated",
     "RunEndReason",
     "RunEnded",
+    "RunKey",
+    "RunKeyHex",
 ]
 
 LEDGER_FORMAT_VERSION: Final = 1
@@ -46,6 +48,9 @@ RunEndReason = Literal[
     "assessment_failed",
 ]
 """Why a Run ended."""
+
+RunKeyHex = Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+"""A Run's 256-bit secret key as 64 lowercase hex digits."""
 
 
 class BenchmarkIdentity(EventPart):
@@ -77,7 +82,7 @@ class BenchmarkIdentity(EventPart):
 
 
 class RunCreated(EventBase):
-    """Records a new Run: its Benchmark, budget settings, configuration, pool commitment and private seed."""
+    """Records a new Run: its Benchmark, budget settings, configuration, pool commitment and user-given seed."""
 
     kind: Literal["run-created"] = "run-created"
     version: Literal[1] = 1
@@ -95,10 +100,25 @@ class RunCreated(EventBase):
     """The Benchmark's public spec as the Agent sees it (spaces, metadata, score direction); no Host data."""
     pool_commitment: ContentHash
     """The sha256 of the Host's planned Episode pools, fixed before the Agent starts."""
-    seed: Count
-    """The Run seed from which every Host seed is derived; Host-private."""
+    seed: Count | None = None
+    """The user-given seed the Run's key was derived from (a reproducible, predictable plan); ``None``: a random key."""
     created_by: Message
     """The tool and version that created the Run, e.g. ``evoledger 0.1.0``."""
+
+
+class RunKey(EventBase):
+    """Records a Run's secret key: every Host seed and scenario is an HMAC of it under its own label.
+
+    Host-only, and kept apart from ``run-created`` (whose configuration reports and tools show): the key
+    decides every held-out Episode, so whoever reads it can predict them. It is random unless ``run-created``
+    records a user-given ``seed``, from which it is then derived.
+    """
+
+    kind: Literal["run-key"] = "run-key"
+    version: Literal[1] = 1
+    visibility: ClassVar[Visibility] = "host"
+
+    key: RunKeyHex
 
 
 class RunEnded(EventBase):

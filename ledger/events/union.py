@@ -24,7 +24,7 @@ from evoledger.ledger.events.evaluation import EvaluationFinished, EvaluationSta
 from evoledger.ledger.events.feedback import BulkEvicted, FeedbackPublished
 from evoledger.ledger.events.judging import AssessmentFinished, CandidateSelected, ValidationEpisodeFinished
 from evoledger.ledger.events.programs import ProgramSnapshotted
-from evoledger.ledger.events.run import RunCreated, RunEnded
+from evoledger.ledger.events.run import RunCreated, RunEnded, RunKey
 from evoledger.ledger.events.submissions import (
     FinishAccepted,
     FinishRejected,
@@ -48,6 +48,7 @@ __all__ = [
 
 Event = Annotated[
     RunCreated
+    | RunKey
     | ProgramSnapshotted
     | SubmissionAccepted
     | SubmissionRejected
@@ -110,6 +111,7 @@ def event_types(classes: Iterable[type[EventBase]]) -> Mapping[str, type[EventBa
 EVENT_TYPES: Final[Mapping[str, type[EventBase]]] = event_types(
     [
         RunCreated,
+        RunKey,
         ProgramSnapshotted,
         SubmissionAccepted,
         SubmissionRejected,

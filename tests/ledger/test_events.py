@@ -39,6 +39,7 @@ from evoledger.ledger.events import (
     RequestFailed,
     RunCreated,
     RunEnded,
+    RunKey,
     SubmissionAccepted,
     SubmissionRejected,
     ValidationEpisodeFinished,
@@ -260,9 +261,10 @@ STRATEGIES: dict[type[EventBase], st.SearchStrategy[Any]] = {
         finish_budget_policy=st.sampled_from(["allow_early", "require_budget_exhaustion"]),
         config=json_objects,
         pool_commitment=digests,
-        seed=st.integers(min_value=0, max_value=2**64),
+        seed=st.none() | st.integers(min_value=0, max_value=2**64),
         created_by=texts,
     ),
+    RunKey: st.builds(RunKey, key=st.binary(min_size=32, max_size=32).map(bytes.hex)),
     ProgramSnapshotted: _program_snapshotted(),
     SubmissionAccepted: _submission_accepted(),
     SubmissionRejected: st.builds(
@@ -375,12 +377,13 @@ def raw_row(kind: str, payload: bytes, *, version: int = 1, visibility: Visibili
 
 def test_strategies_cover_every_kind() -> None:
     assert set(STRATEGIES) == set(EVENT_TYPES.values())
-    assert len(EVENT_TYPES) == 22
+    assert len(EVENT_TYPES) == 23
 
 
 def test_declared_visibility_of_every_kind() -> None:
     expected = {
         "run-created": "host",
+        "run-key": "host",
         "program-snapshotted": "public",
         "submission-accepted": "public",
         "submission-rejected": "public",
@@ -584,6 +587,7 @@ GOLDEN_EVENTS: list[EventBase] = [
         failure=EpisodeFailure(code="timeout", message="act() took longer than 1.0 s"),
         duration_ms=1003,
     ),
+    RunKey(key="2fb592b2d8b0007bec0455b12f34e96273a7feda565ccf32ece004dcf61180f2"),  # sha256 of b"golden key"
 ]
 GOLDEN_PAYLOADS = [
     b'{"benchmark":{"id":"cartpole","params":{"gravity":9.8,"max_steps":500},"params_hash":'
@@ -601,11 +605,13 @@ GOLDEN_PAYLOADS = [
     b'"submission_id":"submission-000001","terminated":false,'
     b'"trajectory_digest":"sha256:be9d587defa1f0c09ef49eb17e206983a5f8f8289e4281860bd0ee5a19592c67",'
     b'"truncated":false}',
+    b'{"key":"2fb592b2d8b0007bec0455b12f34e96273a7feda565ccf32ece004dcf61180f2"}',
 ]
 GOLDEN_HASHES = [
     "sha256:21184fed5248ea34e7372d60c1930c46f27821cdb677b59a57db279b7166a42a",
     "sha256:f9e224efa7bb542c873dbc95b8e1e2b5106c134c9de85645b2b0f585ab6d16b0",
     "sha256:36ecd54af7e33a46cc5da15cd241da0bdbd4dff28be6e683e9faf03d7970e4bf",
+    "sha256:1d87a7350cffb94947137bd7a76b37c4cfc33401ad81cd4bf8e8c5344fd392de",
 ]
 
 

@@ -68,4 +68,23 @@ def test_the_default_record_directory_never_overwrites_a_run(cwd: Path) -> None:
     for _ in range(2):
         result = CliRunner().invoke(cli, ["run", "frozen-lake", "--agent", "baseline", *SMALL, "--json"])
         assert result.exit_code == 0, result.output
-    assert sorted(p.name for p in (cwd / "runs").iterdir()) == ["frozen-lake-0", "frozen-lake-0-2"]
+    assert sorted(p.name for p in (cwd / "runs").iterdir()) == ["frozen-lake", "frozen-lake-2"]
+    seeded = CliRunner().invoke(cli, ["run", "frozen-lake", "--agent", "baseline", *SMALL, "--seed", "5", "--json"])
+    assert seeded.exit_code == 0, seeded.output
+    assert (cwd / "runs" / "frozen-lake-5").is_dir()
+
+
+def test_run_says_plainly_what_a_known_seed_gives_away(cwd: Path) -> None:
+    help_text = " ".join(CliRunner().invoke(cli, ["run", "--help"]).output.split())
+    assert "anyone who knows the seed can predict every held-out Validation and Assessment Episode" in help_text
+    assert "Default: a random secret key" in help_text
+    secret = CliRunner().invoke(cli, ["run", "frozen-lake", "--agent", "baseline", *SMALL, "--record-to", "runs/a"])
+    assert secret.exit_code == 0, secret.output
+    assert "seed random (secret key): held-out Episodes are unpredictable" in " ".join(secret.output.split())
+    seeded = CliRunner().invoke(
+        cli, ["run", "frozen-lake", "--agent", "baseline", *SMALL, "--seed", "7", "--record-to", "runs/b"]
+    )
+    assert seeded.exit_code == 0, seeded.output
+    assert "held-out Episodes are predictable by anyone who knows it" in " ".join(seeded.output.split())
+    reports = [json.loads((cwd / "runs" / d / "host" / "report.json").read_text()) for d in ("a", "b")]
+    assert [(r["seed"], r["held_out_episodes"]) for r in reports] == [(None, "secret"), (7, "predictable")]

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
+import sqlite3
 import subprocess
 import sys
 import tempfile
@@ -12,7 +14,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from evoledger.kernel.replay import replay
 from evoledger.ledger.events import AgentStarted
+from evoledger.ledger.head import MANIFEST_NAME, Head, HeadManifest
+from evoledger.ledger.records import GENESIS_HASH, chain_hash
 from evoledger.ledger.store import Ledger
 from evoledger.ledger.verify import verify
 from evoledger.projections import run_state
@@ -132,3 +137,55 @@ def test_resume_of_an_ended_run_changes_nothing(scratch: Path, uninterrupted: li
     again = _cli("resume", str(scratch / "clean"), "--json")
     assert again.returncode == 0, again.stderr
     assert _facts(scratch / "clean") == before == uninterrupted
+
+
+def _planned_and_keys(run_dir: Path) -> tuple[list[dict[str, Any]], list[str]]:
+    with Ledger.open(run_dir) as book:
+        planned = [r.stored.data() for r in book.events(kinds=["episode-planned"])]
+        keys = [r.stored.data()["key"] for r in book.events(kinds=["run-key"])]
+    return planned, keys
+
+
+def test_a_run_with_a_random_key_resumes_with_the_key_it_recorded(scratch: Path) -> None:
+    """Without --seed nothing outside the ledger can give the plan again: resume must read the key back."""
+    run_dir = scratch / "random-key"
+    args = [a for a in RUN_ARGS if a not in ("--seed", "7")]
+    crashed = _cli(*args, "--record-to", str(run_dir), env={"EVOLEDGER_CRASH_AFTER": "submission-accepted:2"})
+    assert crashed.returncode == -9, crashed.stderr[-2000:]
+    before = _planned_and_keys(run_dir)
+    assert len(before[1]) == 1
+    resumed = _cli("resume", str(run_dir), "--json")
+    assert resumed.returncode == 0, resumed.stderr[-2000:]
+    assert json.loads(resumed.stdout)["reason"] == "finished"
+    assert _planned_and_keys(run_dir) == before  # one key, the same plan
+    assert replay(run_dir).ok
+
+
+def test_resume_refuses_a_run_whose_key_event_was_removed(scratch: Path) -> None:
+    run_dir = scratch / "keyless"
+    crashed = _cli(*RUN_ARGS, "--record-to", str(run_dir), env={"EVOLEDGER_CRASH_AFTER": "submission-accepted:1"})
+    assert crashed.returncode == -9, crashed.stderr[-2000:]
+    conn = sqlite3.connect(run_dir / "ledger.sqlite", isolation_level=None)
+    try:  # remove the run-key Event and re-chain the rest, so the ledger still opens
+        rows = conn.execute(
+            "SELECT kind, version, visibility, payload, recorded_at FROM events ORDER BY seq"
+        ).fetchall()
+        conn.execute("BEGIN")
+        conn.execute("DELETE FROM events")
+        prev = GENESIS_HASH
+        for seq, (kind, version, visibility, payload, at) in enumerate(r for r in rows if r[0] != "run-key"):
+            digest = chain_hash(prev, kind, version, visibility, payload)
+            conn.execute(
+                "INSERT INTO events (seq, kind, version, visibility, payload, prev_hash, hash, recorded_at) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (seq, kind, version, visibility, payload, prev, digest, at),
+            )
+            prev = digest
+        conn.execute("COMMIT")
+    finally:
+        conn.close()
+    HeadManifest(run_dir / MANIFEST_NAME).write(Head(prev, len(rows) - 1))
+    refused = _cli("resume", str(run_dir))
+    assert refused.returncode == 2, refused.stderr[-2000:]
+    assert "records no run-key Event" in refused.stderr
+    assert _planned_and_keys(run_dir)[1] == []  # no new key was drawn

@@ -331,11 +331,12 @@ class ProtocolMachine(RuleBasedStateMachine):
 
     def _check_mirror_has_no_host_fact(self) -> None:
         with Ledger.open(self.layout.root) as book:
+            facts = [r.stored.data() for r in book.events(kinds=["episode-planned", "run-created", "run-key"])]
             secrets = {
-                str(r.stored.data()[key])
-                for r in book.events(kinds=["episode-planned", "run-created"])
-                for key in ("env_seed", "policy_seed", "seed")
-                if key in r.stored.data() and r.stored.data()[key] > 10_000
+                str(value)
+                for data in facts
+                for key in ("env_seed", "policy_seed", "seed", "key")
+                if (isinstance(value := data.get(key), int) and value > 10_000) or isinstance(value, str)
             }
         for path in self.layout.feedback.rglob("*"):
             if path.is_file():

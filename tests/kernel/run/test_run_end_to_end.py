@@ -61,6 +61,8 @@ def _host_secrets(run_dir: Path) -> set[str]:
             for key in ("env_seed", "policy_seed", "seed"):
                 if isinstance(data.get(key), int) and data[key] > 10_000:
                     secrets.add(str(data[key]))
+            if isinstance(data.get("key"), str):  # the Run's secret key (run-key)
+                secrets.add(data["key"])
         return secrets
 
 
