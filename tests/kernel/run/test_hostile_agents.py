@@ -373,6 +373,66 @@ def test_a_symlinked_feedback_folder_is_never_followed(root: Path) -> None:
     assert (decoy / "canary.txt").exists()  # and nothing deleted through it
 
 
+NEST = """
+def nest(parent, depth, name):
+    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(depth):
+        os.mkdir(name, dir_fd=fd)
+        child = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    os.close(os.open("leaf", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    os.close(fd)
+"""
+
+
+def test_deep_long_and_special_garbage_in_feedback_never_stops_the_host(root: Path) -> None:
+    """1,200 nested folders, names of 255 bytes past PATH_MAX, a fifo: the Host removes them and the Run goes on."""
+    done = _run_agent(
+        root,
+        textwrap.indent(NEST, " " * 8)
+        + """
+        fb = os.path.join(WS, "feedback")
+        call("submit", program="program", episodes="0:1")
+        nest(fb, 1200, "d")
+        nest(os.path.join(fb, "submission-000001"), 24, "n" * 255)
+        os.mkfifo(os.path.join(fb, "fifo"))
+        note("second.json", call("submit", program="program", episodes="1:2"))
+        note("left.json", sorted(os.listdir(fb)))
+        nest(fb, 1200, "e")  # left for the end of the Run
+        call("finish", candidates=["submission-000002"])
+        """,
+    )
+    assert done.result.reason == "finished", done.result
+    assert done.note("second.json")["ok"] is True
+    top = ["latest.json", "rejections.json", "retention.json", "submission-000001", "submission-000002"]
+    assert done.note("left.json") == top
+    assert done.mirror_differences() == []
+    assert verify(done.run_dir).ok
+    feedback = done.run_dir / "workspace" / "feedback"
+    # garbage planted after the Run: replay reports it (never crashes), --rebuild removes it
+    _nest(feedback, 1200, "z")
+    _nest(feedback / "submission-000002", 24, "n" * 255)
+    checked = replay(done.run_dir)
+    assert not checked.ok
+    assert "mirror_extra" in {f.code for check in checked.checks for f in check.findings}
+    rebuilt = replay(done.run_dir, rebuild=True)
+    assert rebuilt.ok, rebuilt.first_failure
+    assert done.mirror_differences() == []
+
+
+def _nest(parent: Path, depth: int, name: str) -> None:
+    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for _ in range(depth):
+            os.mkdir(name, dir_fd=fd)
+            child = os.open(name, os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+            os.close(fd)
+            fd = child
+    finally:
+        os.close(fd)
+
+
 # ------------------------------------------------------------------------------------------------ snapshot race
 
 VERSION_A = "VERSION = 'A'\n" + BINARY_SEARCH_POLICY + ("# " + "a" * 70 + "\n") * 300
