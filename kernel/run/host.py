@@ -162,7 +162,9 @@ class RunHost:
                 "program_invalid", f"program path {program!r} is outside the workspace; submit e.g. 'program'", request
             )
         try:
-            return snapshot_program(candidate, self._ledger.objects, settle_seconds=_SNAPSHOT_SETTLE_SECONDS)
+            return snapshot_program(
+                candidate, self._ledger.objects, settle_seconds=_SNAPSHOT_SETTLE_SECONDS, within=workspace
+            )
         except SnapshotError as exc:
             raise self._reject_submission("program_invalid", str(exc), request) from None
 

@@ -91,3 +91,36 @@ def test_without_procfs_the_group_is_stopped(tmp_path: Path) -> None:
         assert agent.wait(timeout=10) == -9
     finally:
         agent.kill()
+
+
+def test_an_agent_that_relaunched_itself_with_setsid_is_stopped() -> None:
+    """The recorded leader is gone; the Agent lives on in a new session (not in group ``pid``): found by its marker."""
+    leader = _spawn(
+        "/runs/r1/workspace",
+        "import subprocess, sys; c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'],"
+        " start_new_session=True); print(c.pid, flush=True)",
+    )
+    assert leader.stdout is not None
+    relaunched = int(leader.stdout.readline())
+    leader.wait(timeout=10)
+    try:
+        assert not _gone(relaunched)
+        assert os.getpgid(relaunched) != leader.pid
+        assert stop_stale_agent_group(leader.pid, MARKER) == "stopped"
+        assert _wait_gone(relaunched)
+    finally:
+        if not _gone(relaunched):
+            os.kill(relaunched, 9)
+
+
+def test_marked_processes_are_stopped_even_when_the_recorded_pid_was_reused() -> None:
+    stranger = _spawn("/runs/another/workspace")
+    ours = _spawn("/runs/r1/workspace")
+    try:
+        assert stop_stale_agent_group(stranger.pid, MARKER) == "not_ours"
+        assert ours.wait(timeout=10) == -9
+        assert stranger.poll() is None
+    finally:
+        for p in (stranger, ours):
+            p.kill()
+            p.wait()

@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import resource
 import shutil
 import signal
 import sys
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from evoledger.kernel.agents import AGENT_LOG_HEAD_BYTES, AGENT_LOG_TAIL_BYTES
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.kernel.replay import replay
 from evoledger.kernel.run import AgentConfig, AssessmentConfig, RunConfig, RunResult, ValidationConfig, run
@@ -273,19 +275,69 @@ def test_a_child_the_agent_leaves_in_its_group_is_gone_after_the_run(leftovers: 
     assert _wait_gone(child, 2.0), f"the Agent's child {child} outlived the Run"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason=(
-        "limitation of the local backend: an Agent's child that calls setsid() (setsid, nohup-style daemons, "
-        "start_new_session=True) leaves the Agent's process group, so stopping the group misses it and it outlives "
-        "the Run, still able to edit the Run directory. Fix: make the Host a child subreaper "
-        "(PR_SET_CHILD_SUBREAPER) and end every descendant, or run the Agent in a pid namespace or cgroup "
-        "(bubblewrap --unshare-pid --die-with-parent, systemd-run --scope)"
-    ),
-)
 def test_a_daemon_the_agent_leaves_behind_is_gone_after_the_run(leftovers: tuple[AgentRun, int, int]) -> None:
     _done, _child, daemon = leftovers
+    # found by the EVOLEDGER_WORKSPACE entry of its environment (kernel.agents.marked), not by its group
     assert _wait_gone(daemon, 1.0), f"the Agent's setsid() child {daemon} outlived the Run"
+
+
+def test_an_agent_printing_hundreds_of_mb_is_stored_capped_and_the_host_stays_small(root: Path) -> None:
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    done = _run_agent(
+        root,
+        """
+        out = sys.stdout.buffer
+        out.write(b"FIRST\\n")
+        line = b"y" * 1023 + b"\\n"
+        for _ in range(300 * 1024):  # 300 MiB
+            out.write(line)
+        out.write(b"LAST\\n")
+        out.flush()
+        call("submit", program="program", episodes="0:1")
+        call("finish", candidates=["submission-000001"])
+        """,
+    )
+    grown = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024 - before
+    assert done.result.reason == "finished"
+    (exited,) = done.events("agent-exited")
+    assert exited.stdout_digest is not None
+    with Ledger.open(done.run_dir) as book:
+        stored = book.objects.get(exited.stdout_digest)
+    assert len(stored) <= AGENT_LOG_HEAD_BYTES + AGENT_LOG_TAIL_BYTES + 1024
+    assert stored.startswith(b"FIRST\n")
+    assert stored.endswith(b"LAST\n")
+    assert b"were dropped" in stored
+    assert grown < 150 * 1024 * 1024, f"the Host grew by {grown} bytes while the Agent printed 300 MiB"
+    assert verify(done.run_dir).ok
+
+
+def test_the_agent_timeout_holds_while_the_coordinator_is_busy_with_a_long_request(root: Path) -> None:
+    """The submit runs 4 Episodes of 1.5 s Environment time; the Agent's 1 s deadline passes meanwhile."""
+    done = _run_agent(
+        root,
+        """
+        import threading
+        began = time.time()
+
+        def beat():
+            while True:
+                note("beat.json", {"began": began, "last": time.time()})
+                time.sleep(0.05)
+
+        threading.Thread(target=beat, daemon=True).start()
+        call("submit", program="program", episodes="0:4")
+        time.sleep(60)
+        """,
+        benchmark=BenchmarkRef(name="toy-counter", config={"step_sleep_seconds": 1.5}),
+        agent_timeout_seconds=1.0,
+    )
+    beat = done.note("beat.json")
+    assert done.result.reason == "agent_timeout"
+    assert beat["last"] - beat["began"] < 4.0, "the Agent ran on until the coordinator was free"
+    (exited,) = done.events("agent-exited")
+    assert exited.duration_ms < 4000
+    assert done.result.budget_used == 4  # the request in flight was decided and its Episodes ran
+    assert verify(done.run_dir).ok
 
 
 # ------------------------------------------------------------------------------------------------ feedback/ vandalism
