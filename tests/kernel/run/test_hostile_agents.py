@@ -15,6 +15,7 @@ import os
 import resource
 import shutil
 import signal
+import subprocess
 import sys
 import tempfile
 import textwrap
@@ -29,6 +30,7 @@ from evoledger.kernel.agents import AGENT_LOG_HEAD_BYTES, AGENT_LOG_TAIL_BYTES
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.kernel.replay import replay
 from evoledger.kernel.run import AgentConfig, AssessmentConfig, RunConfig, RunResult, ValidationConfig, run
+from evoledger.kernel.run.resume import resume
 from evoledger.ledger.canonical import digest_of
 from evoledger.ledger.events import AgentExited, EpisodeFinished, ProgramSnapshotted, RunEnded, SubmissionRejected
 from evoledger.ledger.store import Ledger
@@ -483,6 +485,74 @@ def _nest(parent: Path, depth: int, name: str) -> None:
             fd = child
     finally:
         os.close(fd)
+
+
+STALE_AGENT = """
+attempt = os.path.join(WS, "analysis", "attempt")
+fb = os.path.join(WS, "feedback")
+if not os.path.exists(attempt):
+    open(attempt, "w").close()
+    # the Agent re-launches itself in a new session: a copy that carries its environment and leaves its group
+    relaunched = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True)
+    note("relaunched.json", relaunched.pid)
+    nest(fb, 1200, "d")
+    nest(fb, 24, "n" * 255)
+    try:
+        call("submit", program="program", episodes="0:1")  # the Host dies right after accepting it
+    except Exception:
+        pass
+    time.sleep(60)
+else:
+    pid = json.load(open(os.path.join(WS, "analysis", "relaunched.json")))
+    try:
+        alive = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        alive = False
+    note("resumed.json", {"relaunched_alive": alive, "feedback": sorted(os.listdir(fb))})
+    call("finish", candidates=["submission-000001"])
+"""
+
+HOST = """
+import sys
+from pathlib import Path
+from evoledger.kernel.registry import BenchmarkRef
+from evoledger.kernel.run import AgentConfig, AssessmentConfig, RunConfig, ValidationConfig, run
+agent, record_to, initial = sys.argv[1:4]
+config = RunConfig(
+    benchmark=BenchmarkRef(name="toy-counter"), episode_budget=4, validation=ValidationConfig(episodes=0),
+    assessment=AssessmentConfig(episodes=0), finish_grace_seconds=0.5, agent=AgentConfig(name=agent),
+)
+run(config, record_to=Path(record_to), initial_program=Path(initial))
+"""
+
+
+def test_resume_stops_a_stale_agent_that_relaunched_itself_with_setsid_over_garbage_feedback(root: Path) -> None:
+    """The Host dies mid-Run; its Agent had re-launched itself with setsid() and filled feedback/ with garbage."""
+    script = root / "agent.py"
+    script.write_text(PRELUDE + NEST + STALE_AGENT, encoding="utf-8")
+    initial = root / "initial-program"
+    initial.mkdir()
+    (initial / "policy.py").write_text(RANDOM_POLICY.lstrip(), encoding="utf-8")
+    crashed = subprocess.run(
+        [sys.executable, "-c", HOST, f"command:{sys.executable} {script}", str(root / "r"), str(initial)],
+        env={**os.environ, "EVOLEDGER_CRASH_AFTER": "submission-accepted:1"},
+        capture_output=True,
+        timeout=120,
+    )
+    assert crashed.returncode == -signal.SIGKILL, crashed.stderr[-2000:]
+    relaunched = json.loads((root / "r" / "workspace" / "analysis" / "relaunched.json").read_text())
+    try:
+        result = resume(root / "r")
+        resumed = json.loads((root / "r" / "workspace" / "analysis" / "resumed.json").read_text())
+        assert resumed["relaunched_alive"] is False, "the stale Agent's setsid() copy survived resume"
+        assert resumed["feedback"] == ["latest.json", "rejections.json", "retention.json", "submission-000001"]
+        assert result.reason == "finished"
+        assert result.selected == "submission-000001"
+        assert verify(root / "r").ok
+        audit = replay(root / "r")
+        assert audit.ok, audit.first_failure
+    finally:
+        _kill(relaunched)
 
 
 # ------------------------------------------------------------------------------------------------ snapshot race
