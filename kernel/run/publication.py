@@ -15,6 +15,7 @@ from typing import Protocol
 
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.layout import RunLayout
+from evoledger.ledger.errors import InputError
 from evoledger.ledger.events import EventBase
 from evoledger.ledger.store import Ledger
 from evoledger.projections import mirror, retention
@@ -88,7 +89,14 @@ class FeedbackPublisher:
         if target.exists() and not target.is_symlink() and not target.is_dir():
             target.unlink()  # the Agent replaced its Feedback folder by a file: the Host's folder comes back
         previous = None if full else self._synced
-        sync_mirror(self.mirror, target, self._ledger.objects, previous=previous)
+        try:
+            sync_mirror(self.mirror, target, self._ledger.objects, previous=previous)
+        except (InputError, OSError):
+            # The Agent keeps replacing its feedback/ folder (or what is in it) while the Host writes: the folder is
+            # the Agent's to break, never a Host error. The next sync reconciles with the whole disk again.
+            self._synced = None
+            self._stamps = {}
+            return
         self._synced = self.mirror
         self._stamps = self._stamp_files()
 
