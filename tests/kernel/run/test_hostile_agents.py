@@ -314,7 +314,7 @@ def test_an_agent_printing_hundreds_of_mb_is_stored_capped_and_the_host_stays_sm
 
 
 def test_the_agent_timeout_holds_while_the_coordinator_is_busy_with_a_long_request(root: Path) -> None:
-    """The submit runs 4 Episodes of 1.5 s Environment time; the Agent's 1 s deadline passes meanwhile."""
+    """The submit runs 3 Episodes of 2 s Environment time each; the Agent's 1 s deadline passes meanwhile."""
     done = _run_agent(
         root,
         """
@@ -327,10 +327,12 @@ def test_the_agent_timeout_holds_while_the_coordinator_is_busy_with_a_long_reque
                 time.sleep(0.05)
 
         threading.Thread(target=beat, daemon=True).start()
-        call("submit", program="program", episodes="0:4")
+        call("submit", program="program", episodes="0:3")
         time.sleep(60)
         """,
-        benchmark=BenchmarkRef(name="toy-counter", config={"step_sleep_seconds": 1.5}),
+        benchmark=BenchmarkRef(
+            name="toy-counter", config={"step_sleep_seconds": 1.0, "max_episode_steps": 2, "terminate_on_hit": False}
+        ),
         agent_timeout_seconds=1.0,
     )
     beat = done.note("beat.json")
@@ -338,7 +340,7 @@ def test_the_agent_timeout_holds_while_the_coordinator_is_busy_with_a_long_reque
     assert beat["last"] - beat["began"] < 4.0, "the Agent ran on until the coordinator was free"
     (exited,) = done.events("agent-exited")
     assert exited.duration_ms < 4000
-    assert done.result.budget_used == 4  # the request in flight was decided and its Episodes ran
+    assert done.result.budget_used == 3  # the request in flight was decided and its Episodes ran
     assert verify(done.run_dir).ok
 
 
