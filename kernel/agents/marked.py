@@ -5,7 +5,7 @@ A process group is not enough to find an Agent's processes: a child that calls `
 able to edit the workspace or call the Session. Every process the Agent starts inherits its environment,
 and the Host gives each Agent an entry no other Run shares (``EVOLEDGER_WORKSPACE=<this Run's workspace>``).
 :func:`end_marked_processes` ends every process whose environment holds that entry, read from
-``/proc/<pid>/environ`` (only processes of the same user are readable; others are never touched).
+``/proc/<pid>/environ`` (a process whose environment cannot be read, e.g. another user's, is never touched).
 
 Each process is pinned with a pidfd before its environment is read, and signalled through that pidfd, so
 a pid reused between the check and the signal is never hit. Processes are first stopped (SIGSTOP), so one

@@ -57,7 +57,8 @@ class AgentExit:
     ``exit_code`` is the process's own exit status (``None`` when a signal ended it, then ``signal`` names it);
     ``duration`` is measured with the supervisor's clock from start to the moment the exit was observed;
     ``timed_out`` says the supervisor ended it at its deadline, ``stopped`` that ``stop()`` was called while it
-    was still running. The captured output lives at ``stdout_path`` / ``stderr_path``.
+    was still running. The captured output lives at ``stdout_path`` / ``stderr_path``, capped
+    (``kernel.agents.log_capture``: head, tail, and a line saying what was dropped).
     """
 
     exit_code: int | None
