@@ -234,7 +234,7 @@ def _full_sync(
             parent = open_folder(root_fd, parts[:-1], create=False)
             if parent is not None:
                 try:
-                    remove_entry(parent, parts[-1], root_fd, reporter.under(odd.path.rpartition("/")[0]))
+                    remove_entry(parent, parts[-1], root_fd, reporter.under(odd.path[: -len(parts[-1])]))
                 finally:
                     os.close(parent)
             matched = {rel for rel in matched if not rel.startswith(odd.path + "/")}
@@ -380,17 +380,33 @@ def diff_mirror(
                 continue
             same = entry.is_file and _compare(source, entry.parent_fd, entry.name, objects, fast=True)[0]
             found[entry.path] = None if same else Difference(entry.path, "changed")
+        out: dict[str, Difference] = {}
+        for rel, source in state.files.items():
+            if rel not in found:  # in a folder the walk did not list (past the bound, unreadable) or absent
+                found[rel] = _check_unlisted(root_fd, rel, source, objects)
+            if (difference := found[rel]) is not None:
+                out[rel] = difference
     finally:
         os.close(root_fd)
-    out: dict[str, Difference] = {}
-    for rel in state.files:
-        if rel not in found:
-            out[rel] = Difference(rel, "missing")
-        elif (difference := found[rel]) is not None:
-            out[rel] = difference
     for rel in others:
         out[rel] = Difference(rel, "extra")
-    for odd in limits.oddities:
-        if odd.path not in out and odd.path not in folders and odd.path not in state.files:
+    for odd in limits.oddities:  # a folder the walk did not look into holds entries no Event put there
+        if odd.path not in out and odd.path not in state.files:
             out[odd.path] = Difference(odd.path, "extra")
     return sorted(out.values(), key=lambda d: d.path)
+
+
+def _check_unlisted(root_fd: int, rel: str, source: FileSource, objects: ObjectSource) -> Difference | None:
+    parts = _parts(rel)
+    folder = open_folder(root_fd, parts[:-1], create=False)
+    if folder is None:
+        return Difference(rel, "missing")
+    try:
+        try:
+            os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
+        except OSError:
+            return Difference(rel, "missing")
+        same = _compare(source, folder, parts[-1], objects, fast=True)[0]
+    finally:
+        os.close(folder)
+    return None if same else Difference(rel, "changed")

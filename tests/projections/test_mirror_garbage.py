@@ -176,3 +176,16 @@ def test_very_many_entries_are_bounded_and_removed(tmp_path: Path) -> None:
     sync_mirror(state, target, objects, max_entries=500)
     assert not crowd.exists()
     assert diff_mirror(state, target, objects) == []
+
+
+@pytest.mark.parametrize("where", [".", "submission-000001", "submission-000001/artifacts"])
+def test_a_mirror_folder_past_the_entry_bound_is_emptied_and_rewritten(tmp_path: Path, where: str) -> None:
+    state, objects, target = _synced(tmp_path)
+    folder = target / where
+    for i in range(1500):
+        (folder / f"junk{i}").touch()
+    assert any(d.problem == "extra" for d in diff_mirror(state, target, objects, max_entries=500))
+    report = sync_mirror(state, target, objects, max_entries=500)
+    assert any("bound" in why for _path, why in report.garbage)
+    assert diff_mirror(state, target, objects) == []
+    assert len(report.written) <= len(state.files)

@@ -474,6 +474,8 @@ def test_deep_long_and_special_garbage_in_feedback_never_stops_the_host(root: Pa
     assert "mirror_extra" in {f.code for check in checked.checks for f in check.findings}
     rebuilt = replay(done.run_dir, rebuild=True)
     assert rebuilt.ok, rebuilt.first_failure
+    assert rebuilt.rebuilt is not None
+    assert any("nested deeper" in odd for odd in rebuilt.rebuilt["garbage"])  # reported, and removed
     assert done.mirror_differences() == []
 
 
