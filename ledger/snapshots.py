@@ -12,15 +12,17 @@ never on mtimes, owners or the order files were created in. Empty directories ar
 Capture refuses what cannot be reproduced faithfully or safely: symbolic links (even ones pointing
 inside), fifos, sockets and devices, file names that are not UTF-8, a missing entry point, and
 Programs over the :class:`SnapshotLimits`. ``__pycache__/`` and ``.git/`` directories and ``*.pyc``
-and ``.DS_Store`` files are skipped, whatever they are. Each file is read through a descriptor
-opened without following links and checked against its earlier ``stat``; after all files are stored
-the tree is scanned again, and any difference (size, mtime, ctime, inode, mode, added or removed
-files) aborts the capture as "changed during capture".
+and ``.DS_Store`` files are skipped, whatever they are. The Program folder is opened once without
+following a link and held; every folder and file in it is opened relative to that descriptor, one
+name at a time with ``O_NOFOLLOW``, so swapping a folder for a link during capture can never make it
+read outside. Each file is checked against its earlier ``stat``; after all files are stored the tree
+is scanned again, and any difference (size, mtime, ctime, inode, mode, added or removed files, or the
+folder itself replaced) aborts the capture as "changed during capture". Capture never sleeps until
+a file time: see :func:`snapshot_program`.
 """
 
 from __future__ import annotations
 
-import errno
 import os
 import shutil
 import stat
@@ -30,12 +32,21 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import Final, Literal, NamedTuple, Protocol, Self
+from typing import Final, Literal, Protocol, Self
 
 from evoledger.ledger.canonical import canonical_json, digest_of, is_digest, parse_canonical
-from evoledger.ledger.errors import ConfigError, EncodingError, IntegrityError, SchemaError, SnapshotError
+from evoledger.ledger.errors import EncodingError, IntegrityError, SchemaError, SnapshotError
 from evoledger.ledger.events.base import Count, ObjectDigest, ProgramPath, check_program_path
 from evoledger.ledger.events.programs import ProgramSnapshotted, SnapshotSource
+from evoledger.ledger.program_scan import (
+    SnapshotLimits,
+    changed_error,
+    open_program,
+    read_stable,
+    same_folder,
+    scan,
+    settled_scan,
+)
 from pydantic import BaseModel, ConfigDict, ValidationError, model_validator
 from pydantic_core import PydanticCustomError
 
@@ -53,11 +64,8 @@ __all__ = [
 ]
 
 PROGRAM_FORMAT: Final = "evoledger.program/1"
+_DEFAULT_LIMITS: Final = SnapshotLimits()
 _MIB: Final = 1024 * 1024
-_SKIPPED_DIRS: Final = frozenset({"__pycache__", ".git"})
-_SKIPPED_FILES: Final = frozenset({".DS_Store"})
-_SKIPPED_SUFFIXES: Final = (".pyc",)
-_OPEN_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
 
 
 class ObjectSink(Protocol):
@@ -70,21 +78,6 @@ class ObjectSource(Protocol):
     """Where materialised bytes come from: ``get`` returns the bytes of an Object digest."""
 
     def get(self, digest: str) -> bytes: ...
-
-
-@dataclass(frozen=True, slots=True)
-class SnapshotLimits:
-    """Bounds on what one Program may hold."""
-
-    max_files: int = 1000
-    max_file_bytes: int = 10 * _MIB
-    max_total_bytes: int = 50 * _MIB
-
-    def __post_init__(self) -> None:
-        for name in ("max_files", "max_file_bytes", "max_total_bytes"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise ConfigError(f"SnapshotLimits.{name} must be a positive integer, got {value!r}")
 
 
 class ManifestEntry(BaseModel):
@@ -162,122 +155,6 @@ class ProgramSnapshot:
         )
 
 
-class _FileState(NamedTuple):
-    size: int
-    mtime_ns: int
-    ctime_ns: int
-    inode: int
-    device: int
-    mode: int
-
-    @classmethod
-    def of(cls, st: os.stat_result) -> _FileState:
-        return cls(st.st_size, st.st_mtime_ns, st.st_ctime_ns, st.st_ino, st.st_dev, st.st_mode)
-
-
-def _changed(root: Path, rel: str) -> SnapshotError:
-    return SnapshotError(
-        f"{rel!r} in {root} changed during capture; stop whatever is writing to the Program directory and retry"
-    )
-
-
-def _skipped(name: str, is_dir: bool) -> bool:
-    if is_dir:
-        return name in _SKIPPED_DIRS
-    return name in _SKIPPED_FILES or name.endswith(_SKIPPED_SUFFIXES)
-
-
-def _special_kind(mode: int) -> str:
-    kinds = {stat.S_IFIFO: "named pipe (fifo)", stat.S_IFSOCK: "socket", stat.S_IFCHR: "device file"}
-    return kinds.get(stat.S_IFMT(mode), "device file" if stat.S_ISBLK(mode) else "special file")
-
-
-def _scan(root: Path, limits: SnapshotLimits) -> dict[str, _FileState]:
-    """Every capturable file under ``root`` with its ``lstat`` state, enforcing the rules and limits."""
-    found: dict[str, _FileState] = {}
-    total = 0
-    pending = [("", root)]
-    while pending:
-        prefix, directory = pending.pop()
-        try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
-        except OSError as exc:
-            raise SnapshotError(f"cannot list {directory}: {exc.strerror}; fix its permissions") from None
-        for entry in entries:
-            rel = prefix + entry.name
-            problem = check_program_path(rel)
-            if problem is not None:
-                shown = os.fsencode(rel) if "UTF-8" in problem else rel
-                raise SnapshotError(f"cannot snapshot {shown!r} in {root}: {problem}")
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except FileNotFoundError:
-                raise _changed(root, rel) from None
-            is_dir = stat.S_ISDIR(st.st_mode)
-            if _skipped(entry.name, is_dir):
-                continue
-            if stat.S_ISLNK(st.st_mode):
-                raise SnapshotError(
-                    f"{rel!r} in {root} is a symbolic link; Programs may not contain links. "
-                    "Replace it with a copy of what it points to"
-                )
-            if is_dir:
-                pending.append((rel + "/", Path(entry.path)))
-                continue
-            if not stat.S_ISREG(st.st_mode):
-                raise SnapshotError(
-                    f"{rel!r} in {root} is a {_special_kind(st.st_mode)}, not a regular file; "
-                    "remove it from the Program directory"
-                )
-            if len(found) >= limits.max_files:
-                raise SnapshotError(
-                    f"{root} holds more than {limits.max_files} files (reached at {rel!r}); remove files "
-                    "or raise SnapshotLimits.max_files"
-                )
-            if st.st_size > limits.max_file_bytes:
-                raise SnapshotError(
-                    f"{rel!r} in {root} is {st.st_size} bytes, over the {limits.max_file_bytes}-byte limit "
-                    "per file; shrink it or raise SnapshotLimits.max_file_bytes"
-                )
-            total += st.st_size
-            if total > limits.max_total_bytes:
-                raise SnapshotError(
-                    f"the Program in {root} exceeds {limits.max_total_bytes} bytes in total (reached at "
-                    f"{rel!r}); remove large files or raise SnapshotLimits.max_total_bytes"
-                )
-            found[rel] = _FileState.of(st)
-    return found
-
-
-def _read_stable(root: Path, rel: str, expected: _FileState) -> bytes:
-    """The bytes of ``rel``, provided the file read is the very file that was scanned, unchanged."""
-    try:
-        fd = os.open(root / rel, _OPEN_FLAGS)
-    except FileNotFoundError:
-        raise _changed(root, rel) from None
-    except OSError as exc:  # ELOOP: replaced by a symlink since the scan
-        if exc.errno == errno.ELOOP:
-            raise _changed(root, rel) from None
-        raise SnapshotError(f"cannot read {rel!r} in {root}: {exc.strerror}; fix its permissions") from None
-    try:
-        if _FileState.of(os.fstat(fd)) != expected:
-            raise _changed(root, rel)
-        chunks: list[bytes] = []
-        remaining = expected.size + 1  # one byte more reveals growth
-        while remaining > 0:
-            chunk = os.read(fd, min(remaining, _MIB))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            remaining -= len(chunk)
-    finally:
-        os.close(fd)
-    data = b"".join(chunks)
-    if len(data) != expected.size:
-        raise _changed(root, rel)
-    return data
-
-
 def _put(objects: ObjectSink, data: bytes) -> str:
     digest = objects.put(data)
     if not is_digest(digest):
@@ -285,53 +162,52 @@ def _put(objects: ObjectSink, data: bytes) -> str:
     return digest
 
 
-_SETTLE_ATTEMPTS = 20
-
-
-def _settled_scan(
-    root: Path, limits: SnapshotLimits, settle_seconds: float, clock: Callable[[], int], sleep: Callable[[float], None]
-) -> dict[str, _FileState]:
-    state = _scan(root, limits)
-    if settle_seconds <= 0:
-        return state
-    window = int(settle_seconds * 1e9)
-    for _ in range(_SETTLE_ATTEMPTS):
-        newest = max((max(f.mtime_ns, f.ctime_ns) for f in state.values()), default=0)
-        wait = newest + window - clock()
-        if wait <= 0:
-            return state
-        sleep(wait / 1e9)
-        state = _scan(root, limits)
-    raise SnapshotError(
-        f"files in {root} changed during capture and kept changing for {_SETTLE_ATTEMPTS} settle windows of "
-        f"{settle_seconds} s; finish writing the Program before submitting it"
-    )
-
-
 def snapshot_program(
     directory: Path,
     objects: ObjectSink,
     *,
     entry_point: str = "policy.py",
-    limits: SnapshotLimits = SnapshotLimits(),
+    limits: SnapshotLimits = _DEFAULT_LIMITS,
     settle_seconds: float = 0.0,
     clock: Callable[[], int] = time.time_ns,
     sleep: Callable[[float], None] = time.sleep,
+    within: Path | None = None,
 ) -> ProgramSnapshot:
     """Capture the Program in ``directory``: store each file and the manifest in ``objects``.
 
-    With ``settle_seconds``, capture waits until no file was modified within that window: file timestamps
+    The Program folder is opened once, without following a link (``within``: from that folder down, every
+    step), and everything in it is opened relative to that descriptor without following links; if the folder
+    is swapped for another during capture, capture is refused as "changed during capture". A link as the
+    Program folder or on the way from ``within`` is refused.
+
+    With ``settle_seconds``, capture waits until no file's status changed within that window: file timestamps
     are coarse (a clock tick), so a rewrite inside the tick of the first scan could otherwise look
     unchanged; once every file is older than the window, any later write gets a newer timestamp and the
-    final re-scan refuses the capture. Files that never settle are refused.
+    final re-scan refuses the capture. Each wait lasts at most ``settle_seconds`` and there are at most 20,
+    whatever the file times say (see ``ledger.program_scan``); files that never settle are refused.
     """
     root = Path(directory)
-    if not root.is_dir():
-        raise SnapshotError(f"{root} is not a directory; pass the Program directory (it holds {entry_point})")
     problem = check_program_path(entry_point)
     if problem is not None:
         raise SnapshotError(f"entry point {entry_point!r} is not a valid Program path: {problem}")
-    before = _settled_scan(root, limits, settle_seconds, clock, sleep)
+    root_fd = open_program(root, None if within is None else Path(within), entry_point)
+    try:
+        return _capture(root_fd, root, objects, entry_point, limits, settle_seconds, clock, sleep)
+    finally:
+        os.close(root_fd)
+
+
+def _capture(
+    root_fd: int,
+    root: Path,
+    objects: ObjectSink,
+    entry_point: str,
+    limits: SnapshotLimits,
+    settle_seconds: float,
+    clock: Callable[[], int],
+    sleep: Callable[[float], None],
+) -> ProgramSnapshot:
+    before = settled_scan(root_fd, root, limits, settle_seconds, clock, sleep)
     if entry_point not in before:
         raise SnapshotError(
             f"entry point {entry_point!r} not found in {root}; create it or pass entry_point=... naming "
@@ -340,14 +216,16 @@ def snapshot_program(
     entries: dict[str, ManifestEntry] = {}
     for rel in sorted(before):
         state = before[rel]
-        data = _read_stable(root, rel, state)
+        data = read_stable(root_fd, root, rel, state)
         entries[rel] = ManifestEntry(
             digest=_put(objects, data), size=state.size, executable=bool(state.mode & stat.S_IXUSR)
         )
-    after = _scan(root, limits)
+    after = scan(root_fd, root, limits)
     if after != before:
         differing = sorted(set(after) ^ set(before)) or sorted(r for r in before if before[r] != after[r])
-        raise _changed(root, differing[0])
+        raise changed_error(root, differing[0])
+    if not same_folder(root, root_fd):
+        raise changed_error(root, ".")
     manifest = ProgramManifest(format=PROGRAM_FORMAT, entry_point=entry_point, files=entries)
     manifest_bytes = manifest.to_bytes()
     return ProgramSnapshot(

@@ -5,13 +5,16 @@
 rename), only the files that changed since ``previous``, and it deletes files that left the tree.
 Without ``previous`` it reconciles with what is on disk: files whose bytes already match are left
 alone and every file the tree does not name is removed, so deleting the folder and syncing a fresh
-fold rebuilds it byte for byte. It never writes or deletes outside ``target``: a symlink inside the
-folder is replaced, never followed. Files are not fsynced -- the mirror is rebuildable, and a full
-sync after a crash repairs it.
+fold rebuilds it byte for byte. It never writes or deletes outside ``target``: every file and folder is
+opened relative to its folder's descriptor without following links (``projections.mirror_walk``), so a
+symlink inside the folder is replaced, never followed, and folders nested thousands deep, names past
+``PATH_MAX``, fifos or millions of files are Agent-owned garbage that is reported and removed, never a
+Host error. Files are not fsynced -- the mirror is rebuildable, and a full sync after a crash repairs it.
 
 :func:`diff_mirror` lists the files that differ on disk (``missing``, ``extra``, ``changed``);
 ``evoledger replay`` uses it as the mirror's projection check. Object files are compared by digest,
-so checking a large mirror reads it once and fetches no Object bytes; JSON files are rendered with
+so checking a large mirror reads it once and fetches no Object bytes (and a huge file is hashed in chunks,
+never held in memory); JSON files are rendered with
 orjson when that is provably byte-identical to :func:`pretty_json` (:func:`_rendered_fast`).
 
 JSON files are pretty-printed: two-space indent, sorted keys, UTF-8, and a trailing newline.
@@ -21,17 +24,27 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import stat
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final, Literal, Protocol
 
 import orjson
-from evoledger.ledger.canonical import digest_of, parse_canonical
+from evoledger.ledger.canonical import parse_canonical
 from evoledger.ledger.errors import EncodingError, InputError, IntegrityError
 from evoledger.projections.mirror import FileSource, InlineFile, JsonFile, MirrorState, ObjectFile
+from evoledger.projections.mirror_fs import (
+    empty_root,
+    hash_file,
+    open_folder,
+    open_root,
+    own_child,
+    prune_empty_parents,
+    read_exactly,
+    write_file,
+)
+from evoledger.projections.mirror_walk import MAX_ENTRIES, Entry, WalkLimits, remove_entry, shown_name, walk
 
 __all__ = [
     "Difference",
@@ -44,6 +57,9 @@ __all__ = [
 ]
 
 _TMP_SUFFIX: Final = ".evoledger-tmp"
+_CHUNK: Final = 1 << 20
+_CLOEXEC: Final = getattr(os, "O_CLOEXEC", 0)
+_MAX_REPORTED: Final = 10_000
 
 
 class ObjectSource(Protocol):
@@ -64,12 +80,17 @@ class Difference:
 
 @dataclass(frozen=True, slots=True)
 class SyncReport:
-    """What :func:`sync_mirror` did: paths written and deleted (sorted), files left as they were."""
+    """What :func:`sync_mirror` did: paths written and deleted (sorted), files left as they were.
+
+    ``deleted`` lists at most 10,000 paths; ``garbage`` holds ``(path, why)`` for each odd entry met
+    (a special file, a link, a folder too deep, unreadable or past the entry bound), all removed.
+    """
 
     written: tuple[str, ...]
     deleted: tuple[str, ...]
     unchanged: int
     bytes_written: int
+    garbage: tuple[tuple[str, str], ...] = ()
 
 
 def pretty_json(value: Any) -> bytes:
@@ -106,7 +127,7 @@ def render_file(source: FileSource, objects: ObjectSource) -> bytes:
     return pretty_json(document)
 
 
-# -- paths inside the target ----------------------------------------------------------------------------
+# -- paths inside the target (all through folder descriptors, see projections.mirror_walk) -----------------
 
 
 def _parts(path: str) -> list[str]:
@@ -118,186 +139,168 @@ def _parts(path: str) -> list[str]:
     return parts
 
 
-def _lstat(path: Path) -> os.stat_result | None:
+def _folders_of(paths: Iterable[str]) -> set[str]:
+    folders: set[str] = set()
+    for path in paths:
+        parts = _parts(path)
+        folders.update("/".join(parts[:i]) for i in range(1, len(parts)))
+    return folders
+
+
+def _compare(
+    source: FileSource, folder: int, name: str, objects: ObjectSource, *, fast: bool
+) -> tuple[bool, bytes | None]:
+    """Whether regular file ``name`` in ``folder`` holds ``source``, and the bytes rendered to decide it (if any).
+
+    Memory stays bounded by the rendered file, whatever the Agent left on disk: Object files are hashed
+    in chunks, other files are compared with their rendering after comparing sizes.
+    """
     try:
-        return path.lstat()
-    except (FileNotFoundError, NotADirectoryError):
-        return None
-
-
-def _locate(target: Path, rel: str) -> Path | None:
-    """``target/rel`` if every folder on the way is a real folder inside ``target`` (else ``None``)."""
-    parts = _parts(rel)
-    current = target
-    for part in parts[:-1]:
-        current = current / part
-        st = _lstat(current)
-        if st is None or not stat.S_ISDIR(st.st_mode):
-            return None
-    return current / parts[-1]
-
-
-def _remove(path: Path) -> None:
-    """Remove whatever is at ``path`` without following symlinks."""
-    st = _lstat(path)
-    if st is None:
-        return
-    if stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(path)
-    else:
-        path.unlink()
-
-
-def _parent_dir(target: Path, parts: list[str]) -> Path:
-    """The real directory for a file at ``parts``, created as needed; symlinks and files in the way are removed."""
-    current = target
-    for part in parts[:-1]:
-        current = current / part
-        st = _lstat(current)
-        if st is not None and not stat.S_ISDIR(st.st_mode):
-            current.unlink()  # a symlink or a file where a folder belongs: never follow it
-            st = None
-        if st is None:
-            current.mkdir()
-    return current
-
-
-def _write(target: Path, rel: str, data: bytes) -> None:
-    parts = _parts(rel)
-    folder = _parent_dir(target, parts)
-    final = folder / parts[-1]
-    st = _lstat(final)
-    if st is not None and stat.S_ISDIR(st.st_mode):
-        shutil.rmtree(final)
-    tmp = folder / f".{parts[-1][:64]}{_TMP_SUFFIX}"
-    tmp.unlink(missing_ok=True)
-    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | _CLOEXEC, dir_fd=folder)
+    except OSError:  # a link (ELOOP), unreadable, or gone since it was listed
+        return False, None
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view) :]
+        st = os.fstat(fd)
+        if not stat.S_ISREG(st.st_mode):
+            return False, None
+        if isinstance(source, ObjectFile):
+            return hash_file(fd) == source.digest, None
+        rendered = _rendered_fast(source, objects) if fast and isinstance(source, JsonFile) else None
+        if rendered is None:
+            rendered = render_file(source, objects)
+        if st.st_size != len(rendered):
+            return False, rendered
+        return read_exactly(fd, len(rendered)) == rendered, rendered
+    except OSError:
+        return False, None
     finally:
         os.close(fd)
-    os.replace(tmp, final)
-
-
-def _prune_empty_parents(target: Path, rel: str) -> None:
-    parts = _parts(rel)
-    for depth in range(len(parts) - 1, 0, -1):
-        folder = target.joinpath(*parts[:depth])
-        try:
-            folder.rmdir()
-        except OSError:
-            return  # not empty (or already gone): stop climbing
-
-
-def _read_regular(path: Path | None) -> bytes | None:
-    """The bytes of a regular file at ``path`` (``None`` if absent, a symlink, a folder, ...)."""
-    if path is None:
-        return None
-    st = _lstat(path)
-    if st is None or not stat.S_ISREG(st.st_mode):
-        return None
-    return path.read_bytes()
-
-
-def _walk(target: Path, prefix: str = "") -> Iterator[str]:
-    """Every non-folder entry under ``target`` (files, symlinks, ...) as a relative path; symlinks not followed."""
-    try:
-        entries = sorted(os.scandir(target), key=lambda e: e.name)
-    except FileNotFoundError:
-        return
-    for entry in entries:
-        rel = prefix + entry.name
-        if entry.is_dir(follow_symlinks=False):
-            yield from _walk(Path(entry.path), rel + "/")
-        else:
-            yield rel
-
-
-def _prune_empty_folders(target: Path) -> None:
-    for root, _dirs, _files in os.walk(target, topdown=False):  # children before parents; links not followed
-        if Path(root) != target:
-            try:
-                Path(root).rmdir()
-            except OSError:
-                continue
-
-
-def _matches(source: FileSource, on_disk: bytes | None, objects: ObjectSource) -> tuple[bool, bytes | None]:
-    """Whether the file on disk already holds ``source``, and the rendered bytes if they had to be rendered."""
-    if on_disk is None:
-        return False, None
-    if isinstance(source, ObjectFile):
-        return digest_of(on_disk) == source.digest, None
-    data = render_file(source, objects)
-    return data == on_disk, data
-
-
-def _is_link(path: Path) -> bool:
-    st = _lstat(path)
-    return st is not None and stat.S_ISLNK(st.st_mode)
-
-
-def _check_target(target: Path) -> None:
-    if _lstat(target) is not None and not target.is_dir():
-        raise InputError(f"mirror target {target} exists and is not a folder; remove it or pick another path")
 
 
 # -- public operations ----------------------------------------------------------------------------------
 
 
+class _Reporter:
+    """Collects removed paths up to a bound, and folders removed unlisted."""
+
+    def __init__(self) -> None:
+        self.deleted: list[str] = []
+        self.garbage: list[tuple[str, str]] = []
+        self.more = 0
+
+    def removed(self, path: str, why: str | None = None) -> None:
+        if why is not None:
+            if len(self.garbage) < _MAX_REPORTED:
+                self.garbage.append((path, why))
+        elif len(self.deleted) < _MAX_REPORTED:
+            self.deleted.append(path)
+        else:
+            self.more += 1
+
+    def under(self, prefix: str) -> Callable[[str, str | None], None]:
+        return lambda path, why: self.removed(prefix + path, why)
+
+
+def _parent_path(entry: Entry) -> str:
+    return entry.path[: len(entry.path) - len(shown_name(entry.name))]
+
+
+def _full_sync(
+    state: MirrorState, root_fd: int, objects: ObjectSource, limits: WalkLimits, reporter: _Reporter
+) -> tuple[list[tuple[str, FileSource, bytes | None]], int]:
+    """Remove whatever the tree does not name, compare the rest; the files to write and how many matched."""
+    folders = _folders_of(state.files)
+    matched: set[str] = set()
+    rendered: dict[str, bytes] = {}
+    for entry in walk(root_fd, limits, expected=folders.__contains__):
+        source = state.files.get(entry.path)
+        if entry.is_dir and entry.path in folders:
+            own_child(entry)
+            continue
+        if source is not None and entry.is_file:
+            same, data = _compare(source, entry.parent_fd, entry.name, objects, fast=False)
+            if same:
+                matched.add(entry.path)
+            elif data is not None:
+                rendered[entry.path] = data
+            continue  # a differing file is replaced by the atomic rename of its new bytes
+        remove_entry(entry.parent_fd, entry.name, root_fd, reporter.under(_parent_path(entry)))
+    for odd in list(limits.oddities):
+        if odd.path == ".":
+            empty_root(root_fd, reporter.under(""))
+            matched.clear()
+        elif odd.path in folders:  # a folder of the mirror that could not be listed: replaced as a whole
+            parts = odd.path.split("/")
+            parent = open_folder(root_fd, parts[:-1], create=False)
+            if parent is not None:
+                try:
+                    remove_entry(parent, parts[-1], root_fd, reporter.under(odd.path[: -len(parts[-1])]))
+                finally:
+                    os.close(parent)
+            matched = {rel for rel in matched if not rel.startswith(odd.path + "/")}
+    pending = [(rel, source, rendered.get(rel)) for rel, source in state.files.items() if rel not in matched]
+    return pending, len(matched)
+
+
 def sync_mirror(
-    state: MirrorState, target: Path, objects: ObjectSource, *, previous: MirrorState | None = None
+    state: MirrorState,
+    target: Path,
+    objects: ObjectSource,
+    *,
+    previous: MirrorState | None = None,
+    max_entries: int = MAX_ENTRIES,
 ) -> SyncReport:
     """Bring folder ``target`` in line with ``state``; see the module docstring.
 
     ``previous`` must be the state last synced into ``target`` (pass ``None`` when unsure, e.g. when
-    a Host starts or resumes: that reconciles with whatever is on disk).
+    a Host starts or resumes: that reconciles with whatever is on disk). Agent-owned garbage found on
+    the way (see :mod:`evoledger.projections.mirror_walk`) is removed and listed in ``garbage``;
+    ``max_entries`` bounds the names listed beyond the mirror's own.
     """
     target = Path(target)
-    if _is_link(target):
-        target.unlink()  # the link itself, never what it points to; the mirror is rebuilt below
-        previous = None
-    _check_target(target)
-    target.mkdir(parents=True, exist_ok=True)
-    deleted: list[str] = []
-    pending: list[tuple[str, FileSource, bytes | None]] = []
-    unchanged = 0
-    if previous is None:
-        for rel in _walk(target):
-            if rel not in state.files:
-                (target / rel).unlink()
-                deleted.append(rel)
-        _prune_empty_folders(target)
-        for rel, source in state.files.items():
-            same, rendered = _matches(source, _read_regular(_locate(target, rel)), objects)
-            if same:
-                unchanged += 1
-            else:
-                pending.append((rel, source, rendered))
-    else:
-        for rel in previous.files:
-            if rel not in state.files:
-                path = _locate(target, rel)
-                if path is not None:  # a folder on the way was replaced by a link or a file: not ours to follow
-                    _remove(path)
-                    _prune_empty_parents(target, rel)
-                deleted.append(rel)
-        for rel, source in state.files.items():
-            if previous.files.get(rel) == source:
-                unchanged += 1
-            else:
-                pending.append((rel, source, None))
-    written: list[str] = []
-    bytes_written = 0
-    for rel, source, rendered in sorted(pending, key=lambda p: p[0]):
-        data = rendered if rendered is not None else render_file(source, objects)
-        _write(target, rel, data)
-        written.append(rel)
-        bytes_written += len(data)
+    root_fd = open_root(target, create=True)
+    assert root_fd is not None  # created
+    reporter = _Reporter()
+    limits = WalkLimits(max_entries=max_entries + 2 * len(state.files))
+    try:
+        if previous is None:
+            pending, unchanged = _full_sync(state, root_fd, objects, limits, reporter)
+        else:
+            pending, unchanged = [], 0
+            for rel in previous.files:
+                if rel not in state.files:
+                    parts = _parts(rel)
+                    folder = open_folder(root_fd, parts[:-1], create=False)
+                    if folder is not None:  # a folder on the way was replaced by a link or a file: not followed
+                        try:
+                            remove_entry(folder, parts[-1], root_fd)
+                        finally:
+                            os.close(folder)
+                        prune_empty_parents(root_fd, parts)
+                    reporter.removed(rel)
+            for rel, source in state.files.items():
+                if previous.files.get(rel) == source:
+                    unchanged += 1
+                else:
+                    pending.append((rel, source, None))
+        written: list[str] = []
+        bytes_written = 0
+        for rel, source, rendered in sorted(pending, key=lambda p: p[0]):
+            data = rendered if rendered is not None else render_file(source, objects)
+            write_file(root_fd, _parts(rel), data)
+            written.append(rel)
+            bytes_written += len(data)
+    finally:
+        os.close(root_fd)
+    garbage = [(odd.path, odd.reason) for odd in limits.oddities] + reporter.garbage
+    if reporter.more:
+        garbage.append((".", f"{reporter.more} more removed entries are not listed"))
     return SyncReport(
-        written=tuple(written), deleted=tuple(sorted(deleted)), unchanged=unchanged, bytes_written=bytes_written
+        written=tuple(written),
+        deleted=tuple(sorted(reporter.deleted)),
+        unchanged=unchanged,
+        bytes_written=bytes_written,
+        garbage=tuple(garbage),
     )
 
 
@@ -341,66 +344,69 @@ def _rendered_fast(source: JsonFile, objects: ObjectSource) -> bytes | None:
         return None
 
 
-def _scan(folder: str, prefix: str, entries: set[str], folders: set[str]) -> None:
-    """Every entry under ``folder`` by relative path: folders into ``folders``, anything else into ``entries``.
+def diff_mirror(
+    state: MirrorState, target: Path, objects: ObjectSource, *, max_entries: int = MAX_ENTRIES
+) -> list[Difference]:
+    """The files of ``target`` that differ from ``state``, sorted by path (empty when they agree).
 
-    Like :func:`_walk`, symlinks are listed, never followed, so a path in neither set is absent or
-    lies behind something that is not a real folder.
+    Agent-owned garbage (see :mod:`evoledger.projections.mirror_walk`) is an ``extra`` entry; a folder the
+    walk does not look into (too deep, past ``max_entries`` names, unreadable) is one ``extra`` entry.
     """
-    try:
-        listing = list(os.scandir(folder))
-    except (FileNotFoundError, NotADirectoryError):
-        return
-    for entry in listing:
-        rel = prefix + entry.name
-        if entry.is_dir(follow_symlinks=False):
-            folders.add(rel)
-            _scan(entry.path, rel + "/", entries, folders)
-        else:
-            entries.add(rel)
-
-
-def _read_entry(path: str) -> bytes | None:
-    """The bytes at ``path`` if it is a regular file (``None`` for a symlink, a device, ...); never follows a link."""
-    try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:  # a symlink (ELOOP), or gone since the scan
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with os.fdopen(fd, "rb", closefd=False) as stream:
-            return stream.read()
-    finally:
-        os.close(fd)
-
-
-def _same_as_disk(source: FileSource, on_disk: bytes, objects: ObjectSource) -> bool:
-    if isinstance(source, JsonFile):
-        fast = _rendered_fast(source, objects)
-        if fast is not None:
-            return fast == on_disk
-    return _matches(source, on_disk, objects)[0]
-
-
-def diff_mirror(state: MirrorState, target: Path, objects: ObjectSource) -> list[Difference]:
-    """The files of ``target`` that differ from ``state``, sorted by path (empty when they agree)."""
     target = Path(target)
-    if _is_link(target):
-        return [Difference(".", "changed")]  # the folder itself was replaced by a link: never followed
-    _check_target(target)
-    entries: set[str] = set()
-    folders: set[str] = set()
-    _scan(str(target), "", entries, folders)
-    root = str(target) + os.sep
-    out: list[Difference] = []
-    for rel, source in state.files.items():
+    for rel in state.files:
         _parts(rel)  # refuses a path that is not normalised
-        on_disk = _read_entry(root + rel) if rel in entries else None
-        if on_disk is None:
-            exists = rel in entries or rel in folders
-            out.append(Difference(rel, "changed" if exists else "missing"))
-        elif not _same_as_disk(source, on_disk, objects):
-            out.append(Difference(rel, "changed"))
-    out.extend(Difference(rel, "extra") for rel in entries if rel not in state.files)
-    return sorted(out, key=lambda d: d.path)
+    try:
+        st = target.lstat()
+    except (FileNotFoundError, NotADirectoryError):
+        return sorted((Difference(rel, "missing") for rel in state.files), key=lambda d: d.path)
+    if stat.S_ISLNK(st.st_mode):
+        return [Difference(".", "changed")]  # the folder itself was replaced by a link: never followed
+    try:
+        root_fd = open_root(target, create=False)
+    except InputError:
+        raise
+    if root_fd is None:
+        return [Difference(".", "changed")]
+    folders = _folders_of(state.files)
+    limits = WalkLimits(max_entries=max_entries + 2 * len(state.files))
+    found: dict[str, Difference | None] = {}
+    others: set[str] = set()
+    try:
+        for entry in walk(root_fd, limits, expected=folders.__contains__, skipped=state.files.__contains__):
+            source = state.files.get(entry.path)
+            if source is None:
+                if not entry.is_dir:
+                    others.add(entry.path)
+                continue
+            same = entry.is_file and _compare(source, entry.parent_fd, entry.name, objects, fast=True)[0]
+            found[entry.path] = None if same else Difference(entry.path, "changed")
+        out: dict[str, Difference] = {}
+        for rel, source in state.files.items():
+            if rel not in found:  # in a folder the walk did not list (past the bound, unreadable) or absent
+                found[rel] = _check_unlisted(root_fd, rel, source, objects)
+            if (difference := found[rel]) is not None:
+                out[rel] = difference
+    finally:
+        os.close(root_fd)
+    for rel in others:
+        out[rel] = Difference(rel, "extra")
+    for odd in limits.oddities:  # a folder the walk did not look into holds entries no Event put there
+        if odd.path not in out and odd.path not in state.files:
+            out[odd.path] = Difference(odd.path, "extra")
+    return sorted(out.values(), key=lambda d: d.path)
+
+
+def _check_unlisted(root_fd: int, rel: str, source: FileSource, objects: ObjectSource) -> Difference | None:
+    parts = _parts(rel)
+    folder = open_folder(root_fd, parts[:-1], create=False)
+    if folder is None:
+        return Difference(rel, "missing")
+    try:
+        try:
+            os.stat(parts[-1], dir_fd=folder, follow_symlinks=False)
+        except OSError:
+            return Difference(rel, "missing")
+        same = _compare(source, folder, parts[-1], objects, fast=True)[0]
+    finally:
+        os.close(folder)
+    return None if same else Difference(rel, "changed")

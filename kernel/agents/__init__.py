@@ -1,9 +1,10 @@
 """Agents: the coding agents (or built-in offline agents) that evolve a Policy Program in a Run's workspace.
 
 An Agent is a separate process. :mod:`~evoledger.kernel.agents.adapters` say how to launch each CLI
-non-interactively, :class:`AgentSupervisor` runs it (minimal environment, own process group, captured output,
-deadline, stop), :func:`render_task_text` writes what it is told, :func:`make_agent` finds adapters by name, and
-:func:`stop_stale_agent_group` ends an Agent a dead Host left running (only if it is still that Agent).
+non-interactively, :class:`AgentSupervisor` runs it (minimal environment, own process group, capped output,
+watchdog deadline, stop of every process carrying its marker), :func:`render_task_text` writes what it is
+told, :func:`make_agent` finds adapters by name, and :func:`stop_stale_agent_group` ends an Agent a dead Host
+left running (only if it is still that Agent).
 """
 
 from evoledger.kernel.agents.adapters import (
@@ -19,6 +20,8 @@ from evoledger.kernel.agents.adapters import (
     QoderAgent,
 )
 from evoledger.kernel.agents.base import AgentCommand, AgentTask, CodingAgent
+from evoledger.kernel.agents.log_capture import AGENT_LOG_HEAD_BYTES, AGENT_LOG_TAIL_BYTES, CappedLog
+from evoledger.kernel.agents.marked import end_marked_processes, marked_processes
 from evoledger.kernel.agents.registry import AGENTS, agent_names, make_agent
 from evoledger.kernel.agents.stale import StaleAgentOutcome, stop_stale_agent_group
 from evoledger.kernel.agents.supervisor import (
@@ -32,6 +35,8 @@ from evoledger.kernel.agents.task_text import FINISH_POLICIES, FinishBudgetPolic
 
 __all__ = [
     "AGENTS",
+    "AGENT_LOG_HEAD_BYTES",
+    "AGENT_LOG_TAIL_BYTES",
     "AGENT_SEED_ENV",
     "BASE_ENV_VARS",
     "COMMAND_PREFIX",
@@ -44,6 +49,7 @@ __all__ = [
     "AgentSupervisor",
     "AgentTask",
     "BuiltinAgent",
+    "CappedLog",
     "ClaudeCodeAgent",
     "CodexAgent",
     "CodingAgent",
@@ -55,7 +61,9 @@ __all__ = [
     "TaskFacts",
     "agent_names",
     "build_agent_env",
+    "end_marked_processes",
     "make_agent",
+    "marked_processes",
     "render_task_text",
     "stop_stale_agent_group",
 ]

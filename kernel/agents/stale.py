@@ -12,6 +12,10 @@ environment the Host gave it (``EVOLEDGER_WORKSPACE=<this Run's workspace>``, wh
   reuse a pid while a process group of that id exists; the group is stopped.
 
 Without ``/proc`` (not Linux) nothing can be checked and the group is stopped as before.
+
+The group is not all of the Agent: a child that called ``setsid`` (or an Agent that re-launched itself in a
+new session) left it. So, in every case, each process whose environment still holds the marker is stopped
+too (``kernel.agents.marked``, pinned by a pidfd so a reused pid is never hit).
 """
 
 from __future__ import annotations
@@ -22,18 +26,27 @@ import signal
 from pathlib import Path
 from typing import Literal
 
+from evoledger.kernel.agents.marked import end_marked_processes
+
 __all__ = ["StaleAgentOutcome", "stop_stale_agent_group"]
 
 StaleAgentOutcome = Literal["stopped", "not_ours"]
 
 
 def stop_stale_agent_group(pid: int, marker: str, *, proc: Path = Path("/proc")) -> StaleAgentOutcome:
-    """SIGKILL process group ``pid`` if it is the Agent whose environment holds ``marker`` (``NAME=value``)."""
+    """SIGKILL process group ``pid`` if it is the Agent whose environment holds ``marker`` (``NAME=value``).
+
+    Every process holding ``marker`` is killed as well, whichever group or session it is in; the outcome
+    says what became of group ``pid``.
+    """
+    outcome: StaleAgentOutcome = "stopped"
     if _holds_someone_else(pid, marker.encode(), proc):
-        return "not_ours"
-    with contextlib.suppress(ProcessLookupError, PermissionError):
-        os.killpg(pid, signal.SIGKILL)
-    return "stopped"
+        outcome = "not_ours"
+    else:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, signal.SIGKILL)
+    end_marked_processes(marker, proc=proc)
+    return outcome
 
 
 def _holds_someone_else(pid: int, marker: bytes, proc: Path) -> bool:

@@ -1,9 +1,14 @@
-"""Run one Agent process: minimal environment, own process group, captured output, a deadline, a clean stop.
+"""Run one Agent process: minimal environment, own process group, capped output, a watchdog deadline, a clean stop.
 
 The Agent runs with ``start_new_session=True``, so it leads a new process group and everything it spawns (unless
 that calls ``setsid`` itself) belongs to the group. Ending the Agent means ending the *group*: SIGTERM, a grace
-period, then SIGKILL. That is how the Host withdraws the Agent's authority after ``finish`` even from children
-that outlive the Agent itself.
+period, then SIGKILL; and then every process still carrying the Agent's ``marker`` environment entry, which finds
+the children that left the group with ``setsid`` (``kernel.agents.marked``). That is how the Host withdraws the
+Agent's authority after ``finish`` even from children that outlive the Agent itself.
+
+The deadline is enforced by a watchdog thread, not by whoever calls :meth:`AgentSupervisor.poll`: a Host busy
+deciding a long request still ends the Agent on time. Output goes through pipes into capped logs
+(``kernel.agents.log_capture``): the head and a ring buffer of the tail, with a note of what was dropped.
 
 The environment is built from scratch: a handful of basic variables (:data:`BASE_ENV_VARS`), the adapter's
 ``env_allowlist`` taken from the parent environment, the adapter's own extra variables and the ``EVOLEDGER_*``
@@ -28,6 +33,8 @@ from pathlib import Path
 from typing import IO, Final
 
 from evoledger.kernel.agents.base import AgentCommand, AgentTask, CodingAgent
+from evoledger.kernel.agents.log_capture import StreamCapture
+from evoledger.kernel.agents.marked import end_marked_processes
 from evoledger.ledger.errors import ConfigError, InfraError
 
 __all__ = ["BASE_ENV_VARS", "HOST_ENV_PREFIX", "AgentExit", "AgentSupervisor", "build_agent_env"]
@@ -39,6 +46,8 @@ HOST_ENV_PREFIX: Final = "EVOLEDGER_"
 """Variables the Host passes to the Agent must carry this prefix."""
 
 _POLL_SECONDS: Final = 0.02
+_WATCHDOG_SECONDS: Final = 0.05
+_LOG_DRAIN_SECONDS: Final = 1.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +57,8 @@ class AgentExit:
     ``exit_code`` is the process's own exit status (``None`` when a signal ended it, then ``signal`` names it);
     ``duration`` is measured with the supervisor's clock from start to the moment the exit was observed;
     ``timed_out`` says the supervisor ended it at its deadline, ``stopped`` that ``stop()`` was called while it
-    was still running. The captured output lives at ``stdout_path`` / ``stderr_path``.
+    was still running. The captured output lives at ``stdout_path`` / ``stderr_path``, capped
+    (``kernel.agents.log_capture``: head, tail, and a line saying what was dropped).
     """
 
     exit_code: int | None
@@ -124,7 +134,10 @@ class AgentSupervisor:
     ``clock`` is a monotonic seconds counter; ``kill_grace`` the seconds between SIGTERM and SIGKILL on timeout
     and when ending orphans. With ``reap_orphans`` (the default) the processes an Agent leaves behind in its group
     are ended as soon as the Agent's own process exits, so no background job keeps running (or keeps calling the
-    session) after the Agent is gone; ``stop()`` ends them in any case.
+    session) after the Agent is gone; ``stop()`` ends them in any case. ``marker`` (``NAME=value``, an entry of
+    ``host_env`` no other Agent shares) extends both to every process whose environment carries it.
+
+    The log files are complete (capped) once the exit is returned by :meth:`poll`, :meth:`wait` or :meth:`stop`.
     """
 
     def __init__(
@@ -138,9 +151,12 @@ class AgentSupervisor:
         clock: Callable[[], float] = time.monotonic,
         kill_grace: float = 5.0,
         reap_orphans: bool = True,
+        marker: str | None = None,
     ) -> None:
         if kill_grace < 0:
             raise ConfigError(f"kill_grace must be >= 0 seconds, got {kill_grace!r}")
+        if marker is not None and marker.partition("=")[::2] not in set((host_env or {}).items()):
+            raise ConfigError(f"the marker {marker!r} must be one NAME=value entry of host_env; pass one of them")
         if task.task_file is None:
             task = dataclasses.replace(task, task_file=Path(log_dir) / "task.md")
         self._agent = agent
@@ -156,6 +172,10 @@ class AgentSupervisor:
         self._deadline: float | None = None
         self._reap_orphans = reap_orphans
         self._exit: AgentExit | None = None
+        self._marker = marker
+        self._captures: list[StreamCapture] = []
+        self._logs_done = False
+        self._exited = threading.Event()
         self._timed_out = False
         self._stopped = False
         self.command: AgentCommand = agent.command(task)
@@ -198,18 +218,19 @@ class AgentSupervisor:
                 stdin_path = self._log_dir / "stdin.bin"
                 stdin_path.write_bytes(self.command.stdin)
                 stdin_file = stdin = stdin_path.open("rb")
+            out_read, out_write = os.pipe()
+            err_read, err_write = os.pipe()
             try:
-                with self.stdout_path.open("wb") as out, self.stderr_path.open("wb") as err:
-                    self._proc = subprocess.Popen(
-                        list(self.command.argv),
-                        cwd=workspace,
-                        env=self.env,
-                        stdin=stdin,
-                        stdout=out,
-                        stderr=err,
-                        start_new_session=True,
-                        close_fds=True,
-                    )
+                self._proc = subprocess.Popen(
+                    list(self.command.argv),
+                    cwd=workspace,
+                    env=self.env,
+                    stdin=stdin,
+                    stdout=out_write,
+                    stderr=err_write,
+                    start_new_session=True,
+                    close_fds=True,
+                )
             except (FileNotFoundError, PermissionError) as exc:
                 raise ConfigError(
                     f"cannot start Agent {self._agent.name!r}: {self.command.argv[0]!r} is not installed or not "
@@ -222,10 +243,31 @@ class AgentSupervisor:
             finally:
                 if stdin_file is not None:
                     stdin_file.close()
+                os.close(out_write)
+                os.close(err_write)
+                if self._proc is None:
+                    os.close(out_read)
+                    os.close(err_read)
+            self._captures = [StreamCapture(out_read, self.stdout_path), StreamCapture(err_read, self.stderr_path)]
             self._started_at = self._clock()
             if self._task.timeout is not None:
                 self._deadline = self._started_at + self._task.timeout
+                threading.Thread(target=self._watchdog, name="agent-watchdog", daemon=True).start()
             return self._proc.pid
+
+    def _watchdog(self) -> None:
+        """End the Agent at its deadline, whatever the thread that polls it is doing."""
+        deadline = self._deadline
+        assert deadline is not None
+        while not self._exited.wait(_WATCHDOG_SECONDS):
+            if self._clock() >= deadline:
+                with self._lock:
+                    proc = self._require_started()
+                    if self._exit is None and proc.poll() is None:
+                        self._timed_out = True
+                        self._end_group(proc, self._kill_grace)
+                        self._finish_logs()
+                return
 
     def _require_started(self) -> subprocess.Popen[bytes]:
         if self._proc is None:
@@ -246,9 +288,11 @@ class AgentSupervisor:
                     self._record_exit(proc)
                     if self._reap_orphans:
                         self._end_group(proc, self._kill_grace)
+                    self._finish_logs()
                 elif self._deadline is not None and self._clock() >= self._deadline:
                     self._timed_out = True
                     self._end_group(proc, self._kill_grace)
+                    self._finish_logs()
             return self._exit
 
     def wait(self) -> AgentExit:
@@ -271,6 +315,7 @@ class AgentSupervisor:
             if self._exit is None and proc.poll() is None:
                 self._stopped = True
             self._end_group(proc, grace_seconds)
+            self._finish_logs()
             assert self._exit is not None
             return self._exit
 
@@ -286,13 +331,24 @@ class AgentSupervisor:
                     break
                 time.sleep(_POLL_SECONDS)
             _signal_group(pgid, signal.SIGKILL)
+        if self._marker is not None:
+            end_marked_processes(self._marker)  # children that left the group with setsid()
         proc.wait()
         if self._exit is None:
             self._record_exit(proc)
 
+    def _finish_logs(self) -> None:
+        """Drain what the Agent's processes wrote (briefly) and write the capped logs, once."""
+        if self._logs_done:
+            return
+        self._logs_done = True
+        for capture in self._captures:
+            capture.finish(_LOG_DRAIN_SECONDS)
+
     def _record_exit(self, proc: subprocess.Popen[bytes]) -> None:
         code = proc.returncode
         assert code is not None
+        self._exited.set()
         self._exit = AgentExit(
             exit_code=code if code >= 0 else None,
             signal=-code if code < 0 else None,

@@ -8,6 +8,7 @@ import click
 from evoledger.kernel.cli.options import echo_json
 from evoledger.kernel.replay import CheckResult, ReplayReport, replay
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 __all__ = ["print_report", "replay_command"]
@@ -37,6 +38,8 @@ def print_report(report: ReplayReport, console: Console) -> None:
                 f"rebuilt {done['target']}: {done['written']} files written, {done['deleted']} deleted, "
                 f"{done['unchanged']} already correct"
             )
+            for odd in done.get("garbage", []):
+                console.print(f"[yellow]removed Agent-owned garbage[/yellow]: {escape(odd)}", highlight=False)
         if "warning" in done:
             console.print(f"[yellow]warning[/yellow]: {done['warning']}")
     table = Table("check", "verdict", "seconds", "summary", title=f"evoledger replay {report.run_dir}")

@@ -107,6 +107,7 @@ class ProjectionRebuild:
             "deleted": len(done.deleted),
             "unchanged": done.unchanged,
             "bytes_written": done.bytes_written,
+            "garbage": [f"{path}: {why}" for path, why in done.garbage[:20]],  # odd entries removed (first 20)
         }
 
     def compare_mirror(self) -> None:

@@ -210,7 +210,9 @@ class RunHost:
                 "program_invalid", f"program path {program[:200]!r} cannot be opened: {exc.strerror}", request
             ) from None
         try:
-            return snapshot_program(candidate, self._ledger.objects, settle_seconds=_SNAPSHOT_SETTLE_SECONDS)
+            return snapshot_program(
+                candidate, self._ledger.objects, settle_seconds=_SNAPSHOT_SETTLE_SECONDS, within=workspace
+            )
         except SnapshotError as exc:
             raise self._reject_submission("program_invalid", str(exc), request) from None
 

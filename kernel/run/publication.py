@@ -15,26 +15,29 @@ from typing import Protocol
 
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.layout import RunLayout
+from evoledger.ledger.errors import InputError
 from evoledger.ledger.events import EventBase
 from evoledger.ledger.store import Ledger
 from evoledger.projections import mirror, retention
 from evoledger.projections.mirror_files import sync_mirror
+from evoledger.projections.mirror_walk import DIR_FLAGS, MAX_ENTRIES, WalkLimits, walk
 from evoledger.projections.run_state import RunState
 
 __all__ = ["FeedbackPublisher"]
 
 
-def _count_files(root: Path) -> int:
-    count = 0
-    stack = [root]
-    while stack:
-        with os.scandir(stack.pop()) as entries:
-            for entry in entries:
-                if entry.is_dir(follow_symlinks=False):
-                    stack.append(Path(entry.path))
-                else:
-                    count += 1
-    return count
+def _count_files(root: Path, expected: int) -> int | None:
+    """The non-folder entries under ``root``, or ``None`` when the bounded walk meets garbage or cannot open it."""
+    try:
+        fd = os.open(root, DIR_FLAGS)
+    except OSError:
+        return None
+    try:
+        limits = WalkLimits(max_entries=MAX_ENTRIES + 2 * expected)
+        count = sum(1 for entry in walk(fd, limits) if not entry.is_dir)
+    finally:
+        os.close(fd)
+    return None if limits.oddities else count
 
 
 class _Appender(Protocol):
@@ -86,7 +89,14 @@ class FeedbackPublisher:
         if target.exists() and not target.is_symlink() and not target.is_dir():
             target.unlink()  # the Agent replaced its Feedback folder by a file: the Host's folder comes back
         previous = None if full else self._synced
-        sync_mirror(self.mirror, target, self._ledger.objects, previous=previous)
+        try:
+            sync_mirror(self.mirror, target, self._ledger.objects, previous=previous)
+        except (InputError, OSError):
+            # The Agent keeps replacing its feedback/ folder (or what is in it) while the Host writes: the folder is
+            # the Agent's to break, never a Host error. The next sync reconciles with the whole disk again.
+            self._synced = None
+            self._stamps = {}
+            return
         self._synced = self.mirror
         self._stamps = self._stamp_files()
 
@@ -113,7 +123,7 @@ class FeedbackPublisher:
                 return True
             if (st.st_size, st.st_mtime_ns, st.st_ino) != stamp:
                 return True
-        return _count_files(root) != len(self._stamps)
+        return _count_files(root, len(self._stamps)) != len(self._stamps)
 
     def _apply_recorded_evictions(self) -> None:
         """Evict bytes the log says are evicted but the store still holds (a crash between the two)."""

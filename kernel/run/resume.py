@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from evoledger.kernel.agents.marked import end_marked_processes
 from evoledger.kernel.agents.stale import stop_stale_agent_group
 from evoledger.kernel.registry import BenchmarkRegistry, default_registry
 from evoledger.kernel.run.config import RunConfig
@@ -43,15 +44,19 @@ def _stop_stale_agent(ledger: Ledger, state: RunState, layout: RunLayout) -> Age
     """End an Agent process group left running by the dead Host, and the Event recording its end.
 
     The group (pgid == the recorded pid) is stopped only if that pid still belongs to this Run's Agent
-    (``kernel.agents.stale``): a pid reused by an unrelated process is left alone.
+    (``kernel.agents.stale``): a pid reused by an unrelated process is left alone. Every process whose environment
+    carries this Run's workspace marker is stopped in any case (no Host is alive: the ledger lock says so), even
+    when the log already records the Agent's exit.
     """
+    marker = f"{WORKSPACE_ENV}={layout.workspace}"
     if not state.agent_running:
+        end_marked_processes(marker)
         return None
     started = [r.event for r in ledger.events(kinds=["agent-started"])]
     last = started[-1]
     if not isinstance(last, AgentStarted):
         return None
-    stop_stale_agent_group(last.pid, f"{WORKSPACE_ENV}={layout.workspace}")
+    stop_stale_agent_group(last.pid, marker)
     return AgentExited(
         pid=last.pid, attempt=last.attempt, exit_code=None, signal=None, duration_ms=0, reason="host_crashed"
     )

@@ -127,6 +127,7 @@ def continue_run(
                 coding_agent,
                 task,
                 log_dir=layout.host / f"agent-{attempt}",
+                marker=f"{WORKSPACE_ENV}={layout.workspace}",  # finds its setsid() children too
                 host_env={
                     SOCKET_ENV: str(layout.socket),
                     WORKSPACE_ENV: str(layout.workspace),

@@ -6,6 +6,8 @@ import os
 import socket
 import stat
 import tempfile
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -15,6 +17,7 @@ from evoledger.ledger.events import from_stored, to_pending
 from evoledger.ledger.records import GENESIS_HASH, StoredEvent
 from evoledger.ledger.snapshots import (
     PROGRAM_FORMAT,
+    ProgramSnapshot,
     SnapshotLimits,
     materialize_program,
     parse_manifest,
@@ -480,3 +483,119 @@ def test_materialize_is_byte_identical_for_any_tree(tree: dict[str, tuple[bytes,
         materialize_program(snap.digest, objects, Path(tmp) / "out")
         assert read_tree(Path(tmp) / "out") == read_tree(src)
         assert snapshot_program(Path(tmp) / "out", MemoryObjects()).digest == snap.digest
+
+
+# ---------------------------------------------------------------------------------------------------------
+# Hostile Program folders: file times, links swapped in for folders
+
+
+def _captured_in_thread(root: Path, seconds: float, **kwargs: object) -> object:
+    """The snapshot (or the error) of ``root``; fails if capture takes longer than ``seconds``."""
+    out: list[object] = []
+    worker = threading.Thread(target=lambda: out.append(_capture(root, **kwargs)), daemon=True)
+    worker.start()
+    worker.join(seconds)
+    assert not worker.is_alive(), f"capture of {root} still running after {seconds} s"
+    return out[0]
+
+
+def _capture(root: Path, **kwargs: object) -> object:
+    try:
+        return snapshot_program(root, MemoryObjects(), **kwargs)  # type: ignore[arg-type]
+    except SnapshotError as exc:
+        return exc
+
+
+def test_a_modification_time_in_the_future_never_delays_capture(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "p", PROGRAM)
+    tomorrow = time.time_ns() + 86_400 * 10**9
+    os.utime(root / "policy.py", ns=(tomorrow, tomorrow))
+    began = time.monotonic()
+    snap = _captured_in_thread(root, 10.0, settle_seconds=0.1)
+    assert time.monotonic() - began < 10
+    assert isinstance(snap, ProgramSnapshot)
+    assert snap.digest == snapshot_program(write_tree(tmp_path / "q", PROGRAM), MemoryObjects()).digest
+
+
+def test_settling_never_sleeps_longer_than_the_window(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "p", PROGRAM)
+    for rel in PROGRAM:
+        os.utime(root / rel, ns=(2**62, 2**62))  # the year 2116
+    slept: list[float] = []
+    base = time.time_ns()
+    snap = snapshot_program(
+        root,
+        MemoryObjects(),
+        settle_seconds=0.1,
+        clock=lambda: base + int(sum(slept) * 1e9),
+        sleep=slept.append,
+    )
+    assert snap.file_count == 2
+    assert all(s <= 0.1 for s in slept)
+    assert sum(slept) <= 2.0
+
+
+def test_a_program_folder_that_is_a_symlink_is_refused(tmp_path: Path) -> None:
+    outside = write_tree(tmp_path / "outside", {"policy.py": b"OUTSIDE = True\n"})
+    (tmp_path / "ws").mkdir()
+    (tmp_path / "ws" / "program").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(SnapshotError, match="symbolic link"):
+        snapshot_program(tmp_path / "ws" / "program", MemoryObjects())
+
+
+def test_a_folder_on_the_way_swapped_for_a_symlink_is_refused(tmp_path: Path) -> None:
+    outside = write_tree(tmp_path / "outside", {"program/policy.py": b"OUTSIDE = True\n"})
+    write_tree(tmp_path / "ws" / "sub" / "program", PROGRAM)
+    os.rename(tmp_path / "ws" / "sub", tmp_path / "ws" / "real")
+    (tmp_path / "ws" / "sub").symlink_to(outside, target_is_directory=True)
+    with pytest.raises(SnapshotError, match="symbolic link"):
+        snapshot_program(tmp_path / "ws" / "sub" / "program", MemoryObjects(), within=tmp_path / "ws")
+    assert snapshot_program(tmp_path / "ws" / "real" / "program", MemoryObjects(), within=tmp_path / "ws")
+    with pytest.raises(SnapshotError, match="outside"):
+        snapshot_program(outside / "program", MemoryObjects(), within=tmp_path / "ws")
+
+
+@pytest.mark.parametrize("swapped", [".", "lib"])
+def test_a_folder_swapped_for_a_symlink_during_capture_is_refused(tmp_path: Path, swapped: str) -> None:
+    """``lib/helpers.py`` is stored first; then the Program folder (or ``lib``) becomes a link to a look-alike."""
+    root = write_tree(tmp_path / "ws" / "program", PROGRAM)
+    look_alike = PROGRAM if swapped == "." else {"helpers.py": PROGRAM["lib/helpers.py"]}
+    outside = write_tree(tmp_path / "outside", look_alike)
+
+    def swap() -> None:
+        folder = root if swapped == "." else root / swapped
+        os.rename(folder, folder.with_name(folder.name + ".real"))
+        folder.symlink_to(outside, target_is_directory=True)
+
+    with pytest.raises(SnapshotError, match=r"changed during capture|symbolic link"):
+        snapshot_program(root, MeddlingObjects(swap))
+
+
+def test_a_program_nested_deeper_than_the_bound_is_refused_quickly(tmp_path: Path) -> None:
+    root = write_tree(tmp_path / "p", PROGRAM)
+    fd = os.open(root, os.O_RDONLY | os.O_DIRECTORY)
+    for _ in range(1200):
+        os.mkdir("d", dir_fd=fd)
+        child = os.open("d", os.O_RDONLY | os.O_DIRECTORY, dir_fd=fd)
+        os.close(fd)
+        fd = child
+    os.close(os.open("deep.py", os.O_WRONLY | os.O_CREAT, 0o644, dir_fd=fd))
+    os.close(fd)
+    try:
+        with pytest.raises(SnapshotError, match="nested deeper"):
+            snapshot_program(root, MemoryObjects())
+    finally:
+        _remove_chain(root, "d")
+
+
+def _remove_chain(parent: Path, name: str) -> None:
+    """Remove ``parent/name/name/...`` level by level (pytest's clean-up recurses and would fail)."""
+    top, hold = parent / name, parent / ".hold"
+    while top.is_dir():
+        if (top / name).is_dir():
+            os.rename(top / name, hold)
+        for child in top.iterdir():
+            child.unlink()
+        top.rmdir()
+        if hold.is_dir():
+            os.rename(hold, top)

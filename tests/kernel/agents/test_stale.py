@@ -11,7 +11,9 @@ from pathlib import Path
 import pytest
 from evoledger.kernel.agents.stale import stop_stale_agent_group
 
-MARKER = "EVOLEDGER_WORKSPACE=/runs/r1/workspace"
+# Unique to this test process: stopping marked processes never reaches a concurrent test run's sleepers.
+WORKSPACE = f"/runs/r1-{os.getpid()}-{time.monotonic_ns()}/workspace"
+MARKER = f"EVOLEDGER_WORKSPACE={WORKSPACE}"
 
 
 def _spawn(workspace: str, script: str = "import time; time.sleep(60)") -> subprocess.Popen[bytes]:
@@ -40,7 +42,7 @@ pytestmark = pytest.mark.skipif(not Path("/proc/self/environ").exists(), reason=
 
 
 def test_the_agent_holding_the_recorded_pid_is_stopped() -> None:
-    agent = _spawn("/runs/r1/workspace")
+    agent = _spawn(WORKSPACE)
     try:
         assert stop_stale_agent_group(agent.pid, MARKER) == "stopped"
         assert agent.wait(timeout=10) == -9
@@ -49,7 +51,7 @@ def test_the_agent_holding_the_recorded_pid_is_stopped() -> None:
 
 
 def test_a_reused_pid_is_left_alone() -> None:
-    stranger = _spawn("/runs/another/workspace")
+    stranger = _spawn(f"{WORKSPACE}-another")
     try:
         assert stop_stale_agent_group(stranger.pid, MARKER) == "not_ours"
         time.sleep(0.1)
@@ -62,7 +64,7 @@ def test_a_reused_pid_is_left_alone() -> None:
 def test_children_left_by_a_dead_agent_are_stopped() -> None:
     """The leader exited; what is left of its group can only be the Agent's (Linux does not reuse the pid)."""
     leader = _spawn(
-        "/runs/r1/workspace",
+        WORKSPACE,
         "import subprocess, sys; c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)']);"
         "print(c.pid, flush=True)",
     )
@@ -85,9 +87,42 @@ def test_no_such_group_is_fine() -> None:
 
 
 def test_without_procfs_the_group_is_stopped(tmp_path: Path) -> None:
-    agent = _spawn("/runs/another/workspace")
+    agent = _spawn(f"{WORKSPACE}-another")
     try:
         assert stop_stale_agent_group(agent.pid, MARKER, proc=tmp_path) == "stopped"
         assert agent.wait(timeout=10) == -9
     finally:
         agent.kill()
+
+
+def test_an_agent_that_relaunched_itself_with_setsid_is_stopped() -> None:
+    """The recorded leader is gone; the Agent lives on in a new session (not in group ``pid``): found by its marker."""
+    leader = _spawn(
+        WORKSPACE,
+        "import subprocess, sys; c = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'],"
+        " start_new_session=True); print(c.pid, flush=True)",
+    )
+    assert leader.stdout is not None
+    relaunched = int(leader.stdout.readline())
+    leader.wait(timeout=10)
+    try:
+        assert not _gone(relaunched)
+        assert os.getpgid(relaunched) != leader.pid
+        assert stop_stale_agent_group(leader.pid, MARKER) == "stopped"
+        assert _wait_gone(relaunched)
+    finally:
+        if not _gone(relaunched):
+            os.kill(relaunched, 9)
+
+
+def test_marked_processes_are_stopped_even_when_the_recorded_pid_was_reused() -> None:
+    stranger = _spawn(f"{WORKSPACE}-another")
+    ours = _spawn(WORKSPACE)
+    try:
+        assert stop_stale_agent_group(stranger.pid, MARKER) == "not_ours"
+        assert ours.wait(timeout=10) == -9
+        assert stranger.poll() is None
+    finally:
+        for p in (stranger, ours):
+            p.kill()
+            p.wait()

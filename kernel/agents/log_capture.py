@@ -1,0 +1,125 @@
+"""Capturing an Agent's output with a fixed memory and disk budget: the head, a ring buffer of the tail, counts.
+
+An Agent may print without end (hundreds of MB, or forever). Each of its output streams is a pipe read by a
+thread of the Host into a :class:`CappedLog`: the first :data:`AGENT_LOG_HEAD_BYTES` bytes are kept, then a
+ring buffer keeps the last :data:`AGENT_LOG_TAIL_BYTES` bytes; whatever falls between is counted (bytes and
+lines) and dropped. The log file (``stdout.log`` / ``stderr.log``) holds the output as it arrives while it
+fits the cap, so it can be watched live, and is rewritten at the end as the head, one line saying exactly
+what was dropped, and the tail. That file is what the Host stores as an Object, so neither the Host's memory
+nor the ledger grows with what the Agent prints.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import select
+import threading
+from pathlib import Path
+from typing import Final
+
+__all__ = ["AGENT_LOG_HEAD_BYTES", "AGENT_LOG_TAIL_BYTES", "CappedLog", "StreamCapture"]
+
+AGENT_LOG_HEAD_BYTES: Final = 256 * 1024
+"""The first bytes of each Agent stream that are always kept."""
+
+AGENT_LOG_TAIL_BYTES: Final = 2 * 1024 * 1024
+"""The last bytes of each Agent stream that are always kept (a ring buffer)."""
+
+_READ_BYTES: Final = 64 * 1024
+_POLL_MS: Final = 100
+
+
+class CappedLog:
+    """The head and the tail of a byte stream, and how much of its middle was dropped."""
+
+    def __init__(self, head_bytes: int = AGENT_LOG_HEAD_BYTES, tail_bytes: int = AGENT_LOG_TAIL_BYTES) -> None:
+        self._head_cap = head_bytes
+        self._tail_cap = tail_bytes
+        self._head = bytearray()
+        self._tail = bytearray()
+        self.total_bytes = 0
+        self.dropped_bytes = 0
+        self.dropped_lines = 0
+
+    def feed(self, data: bytes) -> None:
+        """Add ``data`` (amortised O(len(data)); memory stays under twice the cap)."""
+        self.total_bytes += len(data)
+        room = self._head_cap - len(self._head)
+        if room > 0:
+            self._head += data[:room]
+            data = data[room:]
+        if not data:
+            return
+        self._tail += data
+        excess = len(self._tail) - self._tail_cap
+        if excess > self._tail_cap:  # trim in large steps: each byte is moved a bounded number of times
+            self._drop(excess)
+
+    def _drop(self, count: int) -> None:
+        self.dropped_bytes += count
+        self.dropped_lines += self._tail.count(b"\n", 0, count)
+        del self._tail[:count]
+
+    def render(self) -> bytes:
+        """The kept bytes, with a line saying what was dropped between head and tail (if anything)."""
+        excess = len(self._tail) - self._tail_cap
+        if excess > 0:
+            self._drop(excess)
+        if not self.dropped_bytes:
+            return bytes(self._head + self._tail)
+        note = (
+            f"\n[evoledger: {self.dropped_bytes} bytes ({self.dropped_lines} newlines) of this output were dropped "
+            f"here; of {self.total_bytes} bytes, the first {len(self._head)} and the last {len(self._tail)} are "
+            "kept]\n"
+        )
+        return bytes(self._head) + note.encode("ascii") + bytes(self._tail)
+
+
+class StreamCapture:
+    """A thread reading one pipe into a :class:`CappedLog` and keeping ``path`` up to date (see the module doc)."""
+
+    def __init__(self, read_fd: int, path: Path, log: CappedLog | None = None) -> None:
+        self._fd = read_fd
+        self._path = path
+        self.log = log or CappedLog()
+        self._stop = threading.Event()
+        self._live = path.open("wb")
+        self._live_limit = self.log._head_cap + self.log._tail_cap
+        self._thread = threading.Thread(target=self._run, name=f"agent-log-{path.name}", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        poller = select.poll()
+        poller.register(self._fd, select.POLLIN | select.POLLHUP | select.POLLERR)
+        try:
+            while not self._stop.is_set():
+                if not poller.poll(_POLL_MS):
+                    continue
+                try:
+                    data = os.read(self._fd, _READ_BYTES)
+                except OSError:
+                    return
+                if not data:
+                    return  # every writer closed the pipe
+                self.log.feed(data)
+                self._write_live(data)
+        finally:
+            os.close(self._fd)
+
+    def _write_live(self, data: bytes) -> None:
+        if self._live.closed or self.log.total_bytes > self._live_limit:
+            return  # past the cap: the file is rewritten from the capped log at the end
+        with contextlib.suppress(OSError):
+            self._live.write(data)
+            self._live.flush()
+
+    def finish(self, timeout: float) -> None:
+        """Wait up to ``timeout`` s for the end of the stream, stop reading, and write the capped log to ``path``."""
+        self._thread.join(timeout)
+        self._stop.set()
+        self._thread.join()
+        self._live.close()
+        tmp = self._path.with_name(self._path.name + ".tmp")
+        tmp.write_bytes(self.log.render())
+        os.replace(tmp, self._path)
