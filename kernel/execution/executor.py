@@ -7,6 +7,8 @@ only on the tasks (not on scheduling), so any backend must give byte-identical t
 :class:`LocalExecutor` runs Episodes on this machine with ``workers`` pre-warmed worker processes
 (fresh interpreters, pinned to CPU ``i % ncpu``), each forking a fresh Policy child per Episode from
 its zygote. A worker that dies is replaced; its in-flight Episode is reported as ``infra_fault``.
+With ``isolation="bwrap"`` (or ``"auto"`` where bubblewrap works) each worker's zygote and Policy children run in
+a bubblewrap sandbox instead (:mod:`~.isolation`); the isolation actually used is :attr:`LocalExecutor.isolation`.
 """
 
 from __future__ import annotations
@@ -26,6 +28,7 @@ from typing import Final, Protocol, Self, runtime_checkable
 
 import orjson
 from evoledger.kernel.execution.channel import ChannelClosed, ChannelTimeout, FrameChannel
+from evoledger.kernel.execution.isolation import IsolationChoice, bwrap_path, resolve_isolation
 from evoledger.kernel.execution.messages import (
     COORDINATOR_MAX_FRAME,
     TO_WORKER_BENCHMARK,
@@ -68,16 +71,19 @@ def worker_environment(parent: Mapping[str, str] | None = None) -> dict[str, str
 
 _STOP_GRACE_SECONDS: Final = 5.0
 _WATCHDOG_SLACK_SECONDS: Final = 0.5
+_SANDBOX_SLACK_SECONDS: Final = 30.0
+"""Extra watchdog time with bwrap: a worker may wait for a stuck sandbox, then start a new one, before a task."""
 
 
-def _watchdog_seconds(task: EpisodeTask) -> float:
+def _watchdog_seconds(task: EpisodeTask, sandboxed: bool = False) -> float:
     """How long one Episode may take in wall-clock time before its worker is presumed stuck.
 
     The Policy's own limits, plus an allowance for Environment time of max(1 s, the Policy's Episode budget).
     """
     limits = task.limits
     environment = max(1.0, limits.episode_policy_seconds)
-    return limits.make_policy_timeout_seconds + limits.episode_policy_seconds + environment + _WATCHDOG_SLACK_SECONDS
+    slack = _WATCHDOG_SLACK_SECONDS + (_SANDBOX_SLACK_SECONDS if sandboxed else 0.0)
+    return limits.make_policy_timeout_seconds + limits.episode_policy_seconds + environment + slack
 
 
 @runtime_checkable
@@ -102,13 +108,16 @@ class Executor(Protocol):
 class _Worker:
     """The coordinator's handle on one worker process."""
 
-    def __init__(self, slot: int, cpu: int | None, benchmark_json: bytes) -> None:
+    def __init__(self, slot: int, cpu: int | None, benchmark_json: bytes, bwrap: str | None = None) -> None:
         self.slot = slot
         self.cpu = cpu
+        self.bwrap = bwrap
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         command = [sys.executable, "-m", "evoledger.kernel.execution.worker", "--fd", str(theirs.fileno())]
         if cpu is not None:
             command += ["--cpu", str(cpu)]
+        if bwrap is not None:
+            command += ["--bwrap", bwrap]
         try:
             self.process = subprocess.Popen(
                 command,
@@ -182,11 +191,15 @@ class LocalExecutor:
         workers: int = 1,
         pin_cpus: bool = True,
         startup_timeout: float = 120.0,
+        isolation: str = "local",
     ) -> None:
         if not isinstance(benchmark, BenchmarkRef):
             raise ConfigError(f"benchmark must be a BenchmarkRef, got {type(benchmark).__name__}")
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ConfigError(f"workers must be a positive integer, got {workers!r}")
+        self.isolation: IsolationChoice = resolve_isolation(isolation)
+        """The isolation in use (``local`` or ``bwrap``), and why when ``auto`` fell back to ``local``."""
+        self._bwrap = bwrap_path() if self.isolation.isolation == "bwrap" else None
         self._benchmark_json = benchmark.model_dump_json().encode("utf-8")
         self._startup_timeout = startup_timeout
         cpus = sorted(os.sched_getaffinity(0))
@@ -197,7 +210,9 @@ class LocalExecutor:
         self._pending: deque[int] = deque()
         self._closed = False
         try:
-            self._workers = [_Worker(slot, cpu, self._benchmark_json) for slot, cpu in enumerate(self._cpus)]
+            self._workers = [
+                _Worker(slot, cpu, self._benchmark_json, self._bwrap) for slot, cpu in enumerate(self._cpus)
+            ]
             for worker in self._workers:
                 self._await_ready(worker)
         except BaseException:
@@ -290,7 +305,7 @@ class LocalExecutor:
                 worker.task_id = task_id
                 worker.accepted = False
                 worker.dispatched_at = time.perf_counter()
-                worker.deadline = worker.dispatched_at + _watchdog_seconds(tasks[position])
+                worker.deadline = worker.dispatched_at + _watchdog_seconds(tasks[position], self._bwrap is not None)
                 try:
                     worker.channel.send(TO_WORKER_TASK + task_to_json(tasks[position], task_id))
                 except ChannelClosed:  # it died while idle: the task never started, so it goes back in line
@@ -361,4 +376,4 @@ class LocalExecutor:
                 ),
                 wall_seconds=time.perf_counter() - worker.dispatched_at,
             )
-        self._workers[worker.slot] = _Worker(worker.slot, worker.cpu, self._benchmark_json)
+        self._workers[worker.slot] = _Worker(worker.slot, worker.cpu, self._benchmark_json, self._bwrap)
