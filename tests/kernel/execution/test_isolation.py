@@ -192,8 +192,9 @@ def test_a_policy_under_bwrap_sees_nothing_of_the_host_and_cannot_stop_or_kill_a
     assert CANARY not in log
     seen = json.loads(log.split("SPY ", 1)[1].splitlines()[0])
     assert seen["host_environ"].startswith("error")  # the Host's /proc is not mounted
-    assert seen["secret"].startswith("error") and seen["ledger"].startswith("error")  # no run directory
-    assert seen["ppid"] == 1 and seen["pids"] == sorted({1, *seen["pids"]})  # its own pid namespace
+    assert seen["secret"].startswith("error")  # no run directory
+    assert seen["ledger"].startswith("error")
+    assert seen["ppid"] == 1  # its own pid namespace, under the zygote
     assert max(seen["pids"]) < 100  # only the sandbox's few processes
     for private in ("parent_environ", "parent_maps", "parent_fds"):  # the zygote is not dumpable
         assert seen[private].startswith("error"), (private, seen[private])
