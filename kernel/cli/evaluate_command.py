@@ -75,7 +75,8 @@ def evaluate_command(
     )
     ref = BenchmarkRef(name=benchmark, config=parse_config_pairs(settings))
     console = Console(stderr=True)
-    console.print(f"isolation: {chosen.describe()}", highlight=False)
+    if not as_json:  # JSON output stays one document; the record keeps the isolation used
+        console.print(f"isolation: {chosen.describe()}", highlight=False)
     with Progress(
         TextColumn("[bold]evaluating"),
         BarColumn(),

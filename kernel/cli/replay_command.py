@@ -90,7 +90,8 @@ def replay_command(run_dir: Path, execute: bool, rebuild: bool, isolation: str, 
     """
     if execute:
         chosen = resolve_isolation(isolation)  # ConfigError (with the install hint) for an unusable bwrap
-        Console(stderr=True).print(f"isolation: {chosen.describe()}", highlight=False)
+        if not as_json:
+            Console(stderr=True).print(f"isolation: {chosen.describe()}", highlight=False)
         isolation = chosen.isolation
     report = replay(run_dir, execute=execute, rebuild=rebuild, isolation=isolation)
     if as_json:

@@ -34,7 +34,7 @@ def resume_command(run_dir: Path, isolation: str | None, as_json: bool) -> None:
       evoledger resume runs/cartpole-0
     """
     chosen = None if isolation is None else resolve_isolation(isolation)
-    if chosen is not None:
+    if chosen is not None and not as_json:
         Console(stderr=True).print(f"isolation: {chosen.describe()} (overrides the recorded one)", highlight=False)
     result = resume(run_dir, isolation=None if chosen is None else chosen.isolation)
     if as_json:

@@ -130,8 +130,9 @@ def run_command(**options: Any) -> None:
     )
     record_to = options["record_to"] or _fresh_dir(Path("runs"), f"{name}-{options['seed']}")
     console = Console(stderr=True)
-    console.print(f"isolation: {isolation.describe()}", highlight=False)
     as_json = options["as_json"]
+    if not as_json:  # JSON output stays one document; run-created records the isolation used
+        console.print(f"isolation: {isolation.describe()}", highlight=False)
     with Progress(
         TextColumn("[bold]budget"),
         BarColumn(),
