@@ -10,7 +10,10 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
+import sys
+import tempfile
 import textwrap
 import threading
 import time
@@ -21,7 +24,11 @@ import pytest
 from evoledger.kernel.execution import LocalExecutor, PolicyLimits
 from evoledger.kernel.execution.isolation import probe_bwrap, resolve_isolation, sandbox_environment
 from evoledger.kernel.registry import BenchmarkRef
+from evoledger.kernel.replay import replay
+from evoledger.kernel.run import AgentConfig, AssessmentConfig, RunConfig, ValidationConfig, run
 from evoledger.ledger.errors import ConfigError
+from evoledger.ledger.events import EpisodeFinished, RunCreated
+from evoledger.ledger.store import Ledger
 
 MakeTasks = Callable[..., list]
 
@@ -346,3 +353,81 @@ def test_a_sandbox_that_dies_during_an_episode_charges_the_policy_and_is_replace
         assert "broke its sandbox" in str(outcomes[0].failure_message)
         assert outcomes[1].status == "ok", outcomes[1].failure_message
         assert executor.worker_pids[0] == worker  # the worker stayed; only its sandbox was replaced
+
+
+# ------------------------------------------------------------------------------------------------ a whole Run
+
+RUN_SPY = """
+import json
+import os
+from pathlib import Path
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode("utf-8", "replace")
+    except OSError as exc:
+        return f"error {type(exc).__name__}"
+
+
+def make_policy(context):
+    here = Path.cwd()
+    report = {
+        "cwd": str(here),
+        "ledger": [str(d) for d in (here, *here.parents) if (d / "ledger.sqlite").exists()],
+        "run_ledger": _read("RUN_DIR/ledger.sqlite")[:20],
+        "workspace": os.access("RUN_DIR/workspace/program", os.F_OK),
+        "parent_cmdline": _read(f"/proc/{os.getppid()}/cmdline"),
+        "host_environ": _read("/proc/HOST_PID/environ"),
+    }
+    print("SPY " + json.dumps(report), flush=True)
+    raise RuntimeError("spy done")
+"""
+
+
+@needs_bwrap
+def test_a_spying_policy_in_a_bwrap_run_finds_nothing_and_the_run_replays(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("HOSTILE_TEST_API_KEY", CANARY)
+    root = Path(tempfile.mkdtemp(prefix="evb-", dir="/tmp"))  # short: Unix socket paths are limited
+    try:
+        run_dir = (root / "r").resolve()
+        source = RUN_SPY.replace("RUN_DIR", str(run_dir)).replace("HOST_PID", str(os.getpid()))
+        spy = _program(root, "spy", source)
+        agent = root / "agent.py"
+        support = Path(__file__).resolve().parents[2] / "support"
+        agent.write_text(
+            f"import sys\nsys.path.insert(0, {str(support)!r})\nfrom session_call import call\n"
+            'call("submit", program="program", episodes="0:1")\ncall("finish", candidates=["submission-000001"])\n',
+            encoding="utf-8",
+        )
+        config = RunConfig(
+            benchmark=BenchmarkRef(name="toy-counter"),
+            episode_budget=1,
+            validation=ValidationConfig(episodes=0),
+            assessment=AssessmentConfig(episodes=2),
+            finish_grace_seconds=0.5,
+            agent=AgentConfig(name=f"command:{sys.executable} {agent}"),
+            isolation="auto",
+        )
+        result = run(config, record_to=run_dir, initial_program=spy)
+        assert result.reason == "finished"
+        with Ledger.open(run_dir) as book:
+            (created,) = [r.event for r in book.events(kinds=["run-created"]) if isinstance(r.event, RunCreated)]
+            finished = [e for r in book.events(kinds=["episode-finished"]) if isinstance(e := r.event, EpisodeFinished)]
+            logs = [book.objects.get(f.policy_log_digest or "").decode() for f in finished]
+        assert created.config["isolation"] == "bwrap"  # resolved, never "auto"
+        assert [f.status for f in finished] == ["exception"]  # the spy's own failure, charged to it
+        report = json.loads(logs[0].split("SPY ", 1)[1].splitlines()[0])
+        assert report["cwd"].startswith("/program/")
+        assert report["ledger"] == []
+        assert report["run_ledger"].startswith("error")
+        assert report["workspace"] is False
+        assert "sandbox_main" in report["parent_cmdline"]  # its parent is the sandboxed zygote, not the worker
+        assert report["host_environ"].startswith("error")
+        assert CANARY not in logs[0]
+        assert replay(run_dir, execute=True, isolation="bwrap").ok
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
