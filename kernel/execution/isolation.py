@@ -2,13 +2,13 @@
 
 With ``bwrap`` each worker launches its zygote (:mod:`~.zygote`) inside its own sandbox instead of forking it:
 new user, pid, ipc, uts and network namespaces; a read-only view of ``/usr``, the interpreter's prefix and site
-directories, and evoledger's own packages (at :data:`SANDBOX_LIBRARY`); a private ``/tmp``; its own ``/proc`` and
-``/dev``; nothing of the run directory; a cleared environment (:func:`sandbox_environment`); and
-``--die-with-parent``. The zygote is pid 1 of the sandbox (``--as-pid-1``) and every capability is dropped
-(bubblewrap run by root would otherwise keep them inside the new user namespace). Programs are copied per Episode
-into a worker-private directory that the sandbox sees read-only at :data:`SANDBOX_PROGRAMS`. Only Policy-side code
-ever runs inside, so the Policy cannot see, signal or read its worker, and whatever breaks the sandbox during an
-Episode is the Policy's doing.
+directories, and evoledger's own packages (at :data:`SANDBOX_LIBRARY`); a private ``/tmp`` and ``/dev/shm`` of
+:data:`SANDBOX_TMPFS_BYTES` each; its own ``/proc`` and ``/dev``; nothing of the run directory; a cleared
+environment (:func:`sandbox_environment`); and ``--die-with-parent``. The zygote is pid 1 of the sandbox
+(``--as-pid-1``) and every capability is dropped (bubblewrap run by root would otherwise keep them inside the new
+user namespace). Programs are copied per Episode into a worker-private directory that the sandbox sees read-only
+at :data:`SANDBOX_PROGRAMS`. Only Policy-side code ever runs inside, so the Policy cannot see, signal or read its
+worker, and whatever breaks the sandbox during an Episode is the Policy's doing.
 
 ``auto`` resolves to ``bwrap`` when the ``bwrap`` binary exists and a quick probe sandbox runs, else to
 ``local`` with the reason (:func:`resolve_isolation`). Asking for ``bwrap`` when it cannot work is a
@@ -35,6 +35,7 @@ __all__ = [
     "ISOLATIONS",
     "SANDBOX_LIBRARY",
     "SANDBOX_PROGRAMS",
+    "SANDBOX_TMPFS_BYTES",
     "Isolation",
     "IsolationChoice",
     "bwrap_command",
@@ -49,6 +50,8 @@ SANDBOX_LIBRARY: Final = "/opt/evoledger-lib"
 """Where evoledger's own packages are mounted inside the sandbox (first on its ``PYTHONPATH``)."""
 SANDBOX_PROGRAMS: Final = "/program"
 """Where the worker's per-Episode Program copies appear inside the sandbox (read-only)."""
+SANDBOX_TMPFS_BYTES: Final = 256 * 1024 * 1024
+"""The size of the sandbox's private ``/tmp`` and of its ``/dev/shm`` (each)."""
 INSTALL_HINT: Final = "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) or use --isolation local"
 
 _NAMESPACES: Final = ("--unshare-user", "--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net")
@@ -137,7 +140,9 @@ def bwrap_command(bwrap: str, programs: Path, cpu: int | None, fd: int) -> list[
     args += _system_binds()
     args += _package_binds()
     args += ["--ro-bind", str(programs), SANDBOX_PROGRAMS]
-    args += ["--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev", "--chdir", "/tmp"]
+    size = str(SANDBOX_TMPFS_BYTES)  # a tmpfs is memory that RLIMIT_AS does not count: bounded here
+    args += ["--size", size, "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
+    args += ["--size", size, "--tmpfs", "/dev/shm", "--chdir", "/tmp"]
     entry = "evoledger.kernel.execution.sandbox_main"
     args += ["--", str(Path(sys.executable).resolve()), "-m", entry, "--fd", str(fd)]
     if cpu is not None:
