@@ -227,10 +227,10 @@ class Zygote:
             else:
                 self._sock.send(message)
         except OSError as exc:
-            raise self._broken(f"the zygote (pid {self.pid}) is gone: {exc}") from None
+            raise self._broken(f"zygote (pid {self.pid}) is gone: {exc}") from None
 
     def _broken(self, message: str) -> InfraError:
-        return SandboxBroken(f"the sandbox's {message}") if self.sandboxed else InfraError(message)
+        return SandboxBroken(f"the sandbox's {message}") if self.sandboxed else InfraError(f"the {message}")
 
     def _read_one(self) -> tuple[bytes, bytes]:
         try:
