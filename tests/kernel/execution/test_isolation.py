@@ -431,3 +431,58 @@ def test_a_spying_policy_in_a_bwrap_run_finds_nothing_and_the_run_replays(
         assert replay(run_dir, execute=True, isolation="bwrap").ok
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+BOMB_THEN_ESCAPE = """
+import os
+import time
+
+
+class _Policy:
+    def act(self, observation):
+        for _ in range(5):  # 32 processes, bounded for the safety of the test machine
+            try:
+                os.fork()
+            except OSError:
+                pass
+        if os.getpid() % 2:
+            try:
+                os.setsid()  # half of them leave the Episode's process group
+            except OSError:
+                pass  # the group leader cannot
+        while True:
+            time.sleep(0.01)
+
+
+def make_policy(context):
+    return _Policy()
+"""
+
+LIST_PROCESSES = """
+import os
+
+
+class _Policy:
+    def act(self, observation):
+        return 0
+
+
+def make_policy(context):
+    print("pids", sorted(int(p) for p in os.listdir("/proc") if p.isdigit()), "me", os.getpid())
+    return _Policy()
+"""
+
+
+@needs_bwrap
+def test_under_bwrap_the_next_episode_finds_no_process_of_a_fork_bomb_in_its_sandbox(
+    sandboxed: LocalExecutor, make_tasks: MakeTasks, tmp_path: Path
+) -> None:
+    bomb = _program(tmp_path, "bomb_then_escape", BOMB_THEN_ESCAPE)
+    lister = _program(tmp_path, "list_processes", LIST_PROCESSES)
+    limits = PolicyLimits(act_timeout_seconds=1.0, make_policy_timeout_seconds=20.0, memory_bytes=1024**3)
+    first, second = sandboxed.run([*make_tasks(bomb, limits=limits), *make_tasks(lister, limits=FAST)])
+    assert first.status == "timeout", first.failure_message
+    assert second.status == "ok", second.failure_message
+    words = second.policy_log.decode().split("me ")
+    me = int(words[1].split()[0])
+    assert f"pids [1, {me}]" in words[0], second.policy_log  # the zygote and this Policy: nothing else
