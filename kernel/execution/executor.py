@@ -16,13 +16,16 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import Final, Protocol, Self, runtime_checkable
 
@@ -116,8 +119,11 @@ class _Worker:
         command = [sys.executable, "-m", "evoledger.kernel.execution.worker", "--fd", str(theirs.fileno())]
         if cpu is not None:
             command += ["--cpu", str(cpu)]
+        self.programs: Path | None = None
+        """With bwrap: the worker's folder of per-Episode Program copies (removed once the worker has ended)."""
         if bwrap is not None:
-            command += ["--bwrap", bwrap]
+            self.programs = Path(tempfile.mkdtemp(prefix="evoledger-programs-"))
+            command += ["--bwrap", bwrap, "--programs", str(self.programs)]
         try:
             self.process = subprocess.Popen(
                 command,
@@ -153,6 +159,11 @@ class _Worker:
         status = (-code) if code < 0 else (code << 8)
         return describe_wait_status(status)
 
+    def discard_programs(self) -> None:
+        """Remove the Program copies folder (call once the worker process has ended)."""
+        if self.programs is not None:
+            shutil.rmtree(self.programs, ignore_errors=True)
+
     def ask_to_stop(self) -> None:
         with contextlib.suppress(ChannelClosed):
             self.channel.send(TO_WORKER_QUIT)
@@ -164,6 +175,7 @@ class _Worker:
         except subprocess.TimeoutExpired:
             self.process.kill()  # its zygote sees the socket close and kills the Policy children
             self.process.wait()
+        self.discard_programs()
 
 
 def _startup_error(worker: _Worker, frame: bytes) -> Exception:
@@ -355,6 +367,7 @@ class LocalExecutor:
         self, worker: _Worker, tasks: list[EpisodeTask], positions: dict[int, int], done: dict[int, EpisodeOutcome]
     ) -> None:
         how = worker.exit_description()
+        worker.discard_programs()
         if worker.overdue:
             how = f"exceeded its wall-clock deadline and was killed ({how})"
         worker.channel.close()

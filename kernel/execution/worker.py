@@ -12,7 +12,8 @@ Started once per executor slot with a fresh interpreter (``python -m evoledger.k
 
 With ``--bwrap PATH`` (``--isolation bwrap``) step 2 is skipped: once the Benchmark is resolved, the zygote is
 launched inside a bubblewrap sandbox instead (:meth:`Zygote.launch`), which sees only a worker-private folder of
-per-Episode Program copies; a sandbox that a Policy broke is replaced between Episodes.
+per-Episode Program copies (``--programs``, made and removed by the coordinator, so a killed worker leaves
+nothing behind); a sandbox that a Policy broke is replaced between Episodes.
 
 Only the coordinator writes any ledger; a worker only returns outcomes.
 """
@@ -53,10 +54,10 @@ __all__ = ["main"]
 class _Sandboxes:
     """Launches sandboxed zygotes for one worker, all seeing the same private folder of Program copies."""
 
-    def __init__(self, bwrap: str, cpu: int | None) -> None:
+    def __init__(self, bwrap: str, cpu: int | None, programs: Path) -> None:
         self.bwrap = bwrap
         self.cpu = cpu
-        self.programs = Path(tempfile.mkdtemp(prefix="evoledger-programs-"))
+        self.programs = programs
         self.current: Zygote | None = None
 
     def launcher(self, template: tuple[object, object, object, object]) -> Callable[[], Zygote]:
@@ -130,10 +131,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--fd", type=int, required=True, help="the socket shared with the coordinator")
     parser.add_argument("--cpu", type=int, default=None, help="pin the worker and its Policy children to this CPU")
     parser.add_argument("--bwrap", default=None, help="run Policies in bubblewrap sandboxes started with this binary")
+    parser.add_argument("--programs", type=Path, default=None, help="with --bwrap: an empty folder for Program copies")
     args = parser.parse_args(argv)
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
-    sandboxes = None if args.bwrap is None else _Sandboxes(args.bwrap, args.cpu)
+    sandboxes = None
+    if args.bwrap is not None:
+        programs = args.programs or Path(tempfile.mkdtemp(prefix="evoledger-programs-"))
+        sandboxes = _Sandboxes(args.bwrap, args.cpu, programs)
     zygote = None if sandboxes is not None else Zygote.fork(args.cpu, close_in_zygote=(args.fd,))
     channel = FrameChannel(socket.socket(fileno=args.fd), max_frame=COORDINATOR_MAX_FRAME)
     try:

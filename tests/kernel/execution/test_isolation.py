@@ -486,3 +486,32 @@ def test_under_bwrap_the_next_episode_finds_no_process_of_a_fork_bomb_in_its_san
     words = second.policy_log.decode().split("me ")
     me = int(words[1].split()[0])
     assert f"pids [1, {me}]" in words[0], second.policy_log  # the zygote and this Policy: nothing else
+
+
+def _program_copy_folders() -> set[Path]:
+    return set(Path(tempfile.gettempdir()).glob("evoledger-programs-*"))
+
+
+@needs_bwrap
+def test_a_killed_worker_leaves_no_program_copies_behind(
+    programs: dict[str, Path], make_tasks: MakeTasks, tmp_path: Path
+) -> None:
+    before = _program_copy_folders()
+    slow = _program(tmp_path, "slow_act_worker", SLOW_ACT)
+    limits = PolicyLimits(act_timeout_seconds=20.0, make_policy_timeout_seconds=20.0, memory_bytes=1024**3)
+    with LocalExecutor(BenchmarkRef(name="toy-counter"), isolation="bwrap") as executor:
+        worker = executor.worker_pids[0]
+        assert len(_program_copy_folders() - before) == 1
+
+        def kill_the_worker() -> None:  # the machine's fault, not the Policy's: an infra fault
+            if _wait_until(lambda: any(_children(z) for b in _children(worker) for z in _children(b)), 20.0):
+                os.kill(worker, signal.SIGKILL)
+
+        killer = threading.Thread(target=kill_the_worker, daemon=True)
+        killer.start()
+        outcomes = list(executor.run([*make_tasks(slow, limits=limits), *make_tasks(programs["binary_search"])]))
+        killer.join(5)
+        assert [o.status for o in outcomes] == ["infra_fault", "ok"], outcomes[0].failure_message
+        assert executor.worker_pids[0] != worker
+        assert len(_program_copy_folders() - before) == 1  # the dead worker's folder is gone, the new one's is there
+    assert _program_copy_folders() - before == set()
