@@ -8,6 +8,7 @@ Skipped, with the reason, where bubblewrap is not installed or cannot create its
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import shutil
@@ -48,8 +49,20 @@ def _program(root: Path, name: str, source: str) -> Path:
 def _children(pid: int) -> list[int]:
     try:
         return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
-    except FileNotFoundError:
+    except OSError:
         return []
+
+
+def _in_act(worker: int) -> list[int]:
+    """The worker's descendants (host pids) that renamed themselves ``evl-in-act``: a Policy inside ``act``."""
+    found, todo = [], [worker]
+    while todo:
+        pid = todo.pop()
+        with contextlib.suppress(OSError):
+            if Path(f"/proc/{pid}/comm").read_text().strip() == "evl-in-act":
+                found.append(pid)
+        todo += _children(pid)
+    return found
 
 
 def _host_processes_with(argument: str) -> list[int]:
@@ -315,6 +328,8 @@ import time
 
 class _Policy:
     def act(self, observation):
+        with open("/proc/self/comm", "w") as comm:  # tells the test that the Episode is under way
+            comm.write("evl-in-act")
         time.sleep(30)
         return 0
 
@@ -333,14 +348,11 @@ def test_a_sandbox_that_dies_during_an_episode_charges_the_policy_and_is_replace
     with LocalExecutor(BenchmarkRef(name="toy-counter"), isolation="bwrap") as executor:
         worker = executor.worker_pids[0]
 
-        def sandbox_zygotes() -> list[int]:  # worker -> bwrap -> zygote (pid 1 inside) -> Policy children
-            return [z for b in _children(worker) for z in _children(b) if _children(z)]
-
         killed: list[int] = []
 
-        def kill_the_sandbox() -> None:
-            if _wait_until(lambda: bool(sandbox_zygotes()), 20.0):
-                killed.extend(sandbox_zygotes())
+        def kill_the_sandbox() -> None:  # worker -> bwrap -> zygote (pid 1 inside) -> the Policy in act
+            if _wait_until(lambda: bool(_in_act(worker)), 20.0):
+                killed.extend(z for b in _children(worker) for z in _children(b))
                 for pid in killed:
                     os.kill(pid, signal.SIGKILL)
 
@@ -504,7 +516,7 @@ def test_a_killed_worker_leaves_no_program_copies_behind(
         assert len(_program_copy_folders() - before) == 1
 
         def kill_the_worker() -> None:  # the machine's fault, not the Policy's: an infra fault
-            if _wait_until(lambda: any(_children(z) for b in _children(worker) for z in _children(b)), 20.0):
+            if _wait_until(lambda: bool(_in_act(worker)), 20.0):
                 os.kill(worker, signal.SIGKILL)
 
         killer = threading.Thread(target=kill_the_worker, daemon=True)
