@@ -7,7 +7,9 @@ and ratios against the targets:
    Episode (a subprocess that imports gymnasium and runs one Episode) — target < 15 ms;
 2. steps/s through the Policy process on 500-step Episodes (``toy-counter`` and, when registered,
    ``cartpole``) vs stepping the same Environment in-process — target >= 10k steps/s;
-3. throughput with ``workers=2`` vs ``workers=1`` — target close to 2x.
+3. throughput with ``workers=2`` vs ``workers=1`` — target close to 2x;
+4. ``isolation="bwrap"`` vs ``"local"`` measured in the same run, alternating: the per-Episode cost of short
+   CartPole Episodes and steps/s on long ones — target <= 2x the local per-Episode cost.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from evoledger.kernel.execution import EpisodeOutcome, EpisodeTask, LocalExecutor, PolicyLimits
+from evoledger.kernel.execution.isolation import probe_bwrap
 from evoledger.kernel.registry import BenchmarkRef, default_registry, resolve_benchmark
 
 TRIVIAL_POLICY = """
@@ -40,6 +43,16 @@ CARTPOLE_POLICY = """
 class _Policy:
     def act(self, observation):
         return 1 if observation[2] + 0.5 * observation[3] > 0 else 0
+
+
+def make_policy(context):
+    return _Policy()
+"""
+
+LEFT_ONLY_POLICY = """
+class _Policy:
+    def act(self, observation):
+        return 0
 
 
 def make_policy(context):
@@ -219,6 +232,38 @@ def scaling(root: Path, episodes: int, runs: int) -> None:
     print(f"   this machine's own parallelism (two pinned CPU-bound processes vs one): {_machine_parallelism():.2f}x")
 
 
+def isolation(root: Path, episodes: int, runs: int) -> None:
+    print("4. isolation: bwrap vs local, same run, alternating (cartpole, workers=1)")
+    bwrap, why_not = probe_bwrap()
+    if bwrap is None or "cartpole" not in default_registry().names():
+        print(f"   skipped: {why_not or 'cartpole is not registered'}")
+        return
+    ref = BenchmarkRef(name="cartpole")
+    short = _tasks(ref, _program(root, "isolation-short", LEFT_ONLY_POLICY), episodes)  # ~10 steps each
+    long = _tasks(ref, _program(root, "isolation-long", CARTPOLE_POLICY), max(2, episodes // 25))  # 500 steps
+    per_episode: dict[str, list[float]] = {"local": [], "bwrap": []}
+    rates: dict[str, list[float]] = {"local": [], "bwrap": []}
+    executors = {name: LocalExecutor(ref, workers=1, isolation=name) for name in ("local", "bwrap")}
+    try:
+        for executor in executors.values():
+            _run(executor, short[:10])  # warm up
+        for _ in range(runs):
+            for name, executor in executors.items():
+                per_episode[name].append(_run(executor, short)[0] / len(short))
+                elapsed, outcomes = _run(executor, long)
+                rates[name].append(sum(o.steps for o in outcomes) / elapsed)
+    finally:
+        for executor in executors.values():
+            executor.close()
+    cost = {name: statistics.median(values) for name, values in per_episode.items()}
+    rate = {name: statistics.median(values) for name, values in rates.items()}
+    local_ms, bwrap_ms = cost["local"] * 1000, cost["bwrap"] * 1000
+    print(f"   short Episodes: local {local_ms:7.2f} ms/Episode; bwrap {bwrap_ms:7.2f} ms/Episode")
+    print(f"   per-Episode ratio bwrap/local: {cost['bwrap'] / cost['local']:.2f}x (target <= 2x)")
+    print(f"   500-step Episodes: local {rate['local']:9.0f} steps/s; bwrap {rate['bwrap']:9.0f} steps/s")
+    print(f"   steps/s ratio local/bwrap: {rate['local'] / rate['bwrap']:.2f}x")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer Episodes and repetitions (a smoke run)")
@@ -229,6 +274,7 @@ def main() -> None:
         overhead(root, 50 if args.quick else 300, runs)
         throughput(root, 4 if args.quick else 20, runs)
         scaling(root, 8 if args.quick else 40, runs)
+        isolation(root, 20 if args.quick else 200, runs)
 
 
 if __name__ == "__main__":

@@ -16,7 +16,15 @@ from typing import Any
 
 from evoledger import __version__
 from evoledger.kernel.authoring import Benchmark, EpisodeRecord, Feedback, Split
-from evoledger.kernel.execution import EpisodeTask, Executor, LocalExecutor, PolicyLimits
+from evoledger.kernel.execution import (
+    EpisodeTask,
+    Executor,
+    Isolation,
+    IsolationChoice,
+    LocalExecutor,
+    PolicyLimits,
+    resolve_isolation,
+)
 from evoledger.kernel.planning import plan_episodes, public_seeds
 from evoledger.kernel.recording import outcome_events
 from evoledger.kernel.registry import BenchmarkRef, BenchmarkRegistry, default_registry
@@ -47,6 +55,8 @@ class EvaluationConfig(BaseModel):
     limits: PolicyLimits = Field(default_factory=PolicyLimits)
     workers: int = Field(default=1, ge=1, le=256)
     record_trajectories: bool = True
+    isolation: Isolation = "auto"
+    """How Policies are isolated; the evaluation record keeps the resolved ``local`` or ``bwrap``."""
 
 
 class EpisodeResult(BaseModel):
@@ -90,7 +100,7 @@ def _evaluation_id(program_digest: str, identity: BenchmarkIdentity, config: Eva
             "program": program_digest,
             "benchmark": identity.params_hash,
             "id": identity.id,
-            "config": config.model_dump(mode="json"),
+            "config": config.model_dump(mode="json", exclude={"isolation"}),  # results do not depend on it
         }
     )
     return "evaluation-" + digest_of(basis).removeprefix("sha256:")[:16]
@@ -139,6 +149,9 @@ def evaluate(
     discarded. ``on_episode`` is called once per finished Episode, in Episode order (for progress bars).
     """
     config = config or EvaluationConfig()
+    used = getattr(executor, "isolation", None) if executor is not None else resolve_isolation(config.isolation)
+    if isinstance(used, IsolationChoice):
+        config = config.model_copy(update={"isolation": used.isolation})
     ref = _as_ref(benchmark)
     bench: Benchmark = (registry or default_registry()).make(ref.name, ref.config)
     spec = bench.spec
@@ -188,7 +201,7 @@ def evaluate(
                 for p in plans
             ]
             own_executor = executor is None
-            runner = executor or LocalExecutor(ref, workers=config.workers)
+            runner = executor or LocalExecutor(ref, workers=config.workers, isolation=config.isolation)
             records: list[EpisodeRecord] = []
             results: list[EpisodeResult] = []
             try:

@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from evoledger.kernel.cli.options import echo_json, parse_config_pairs
+from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice, parse_config_pairs
 from evoledger.kernel.evaluation import EpisodeResult, EvaluationConfig, EvaluationResult, evaluate
-from evoledger.kernel.execution import PolicyLimits
+from evoledger.kernel.execution import PolicyLimits, resolve_isolation
 from evoledger.kernel.programs import packaged_program
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 from rich.console import Console
@@ -43,6 +43,7 @@ def _table(result: EvaluationResult, shown: int) -> Table:
 )
 @click.option("--workers", "-w", default=1, show_default=True, type=click.IntRange(1, 256))
 @click.option("--act-timeout", default=None, type=click.FloatRange(min=0.001), help="Seconds per act() call.")
+@click.option("--isolation", type=isolation_choice(), default="auto", show_default=True, help=ISOLATION_HELP)
 @click.option(
     "--record-to",
     type=click.Path(file_okay=False, path_type=Path),
@@ -58,6 +59,7 @@ def evaluate_command(
     seed: int,
     workers: int,
     act_timeout: float | None,
+    isolation: str,
     record_to: Path | None,
     as_json: bool,
 ) -> None:
@@ -73,9 +75,14 @@ def evaluate_command(
     default_registry().factory(benchmark)  # an unknown name fails here, with a suggestion
     program = program_dir if program_dir is not None else packaged_program(f"{benchmark}-baseline")
     limits = PolicyLimits() if act_timeout is None else PolicyLimits(act_timeout_seconds=act_timeout)
-    config = EvaluationConfig(split=split, episodes=episodes, seed=seed, workers=workers, limits=limits)
+    chosen = resolve_isolation(isolation)  # ConfigError (with the install hint) for an unusable bwrap
+    config = EvaluationConfig(
+        split=split, episodes=episodes, seed=seed, workers=workers, limits=limits, isolation=chosen.isolation
+    )
     ref = BenchmarkRef(name=benchmark, config=parse_config_pairs(settings))
     console = Console(stderr=True)
+    if not as_json:  # JSON output stays one document; the record keeps the isolation used
+        console.print(f"isolation: {chosen.describe()}", highlight=False)
     with Progress(
         TextColumn("[bold]evaluating"),
         BarColumn(),

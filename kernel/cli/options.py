@@ -4,12 +4,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, Final
 
 import click
+from evoledger.kernel.execution import ISOLATIONS
 from evoledger.ledger.errors import ConfigError
 
-__all__ = ["echo_json", "parse_config_pairs"]
+__all__ = ["ISOLATION_HELP", "echo_json", "isolation_choice", "parse_config_pairs"]
+
+ISOLATION_HELP: Final = (
+    "How Policies are isolated: bwrap (a bubblewrap sandbox per worker: no view of the Host, its /proc or the run "
+    "directory), local (plain processes), auto (bwrap where it is installed and works, else local)."
+)
+
+
+def isolation_choice() -> click.Choice[str]:
+    """The ``--isolation`` values."""
+    return click.Choice(list(ISOLATIONS))
 
 
 def parse_config_pairs(pairs: Sequence[str]) -> dict[str, Any]:

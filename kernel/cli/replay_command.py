@@ -5,7 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from evoledger.kernel.cli.options import echo_json
+from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice
+from evoledger.kernel.execution import resolve_isolation
 from evoledger.kernel.replay import CheckResult, ReplayReport, replay
 from rich.console import Console
 from rich.markup import escape
@@ -65,8 +66,15 @@ def print_report(report: ReplayReport, console: Console) -> None:
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--execute", is_flag=True, help="Also re-run every recorded Episode and compare trajectory digests.")
 @click.option("--rebuild", is_flag=True, help="Regenerate workspace/feedback/ from the log before checking.")
+@click.option(
+    "--isolation",
+    type=isolation_choice(),
+    default="auto",
+    show_default=True,
+    help="With --execute: " + ISOLATION_HELP + " Never taken from the record.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
-def replay_command(run_dir: Path, execute: bool, rebuild: bool, as_json: bool) -> None:
+def replay_command(run_dir: Path, execute: bool, rebuild: bool, isolation: str, as_json: bool) -> None:
     """Audit a Run: integrity, protocol, projections (and execution). Exit 0 only if every check passes.
 
     \b
@@ -83,7 +91,12 @@ def replay_command(run_dir: Path, execute: bool, rebuild: bool, as_json: bool) -
       evoledger replay runs/cartpole-0 --execute --json
       evoledger replay runs/cartpole-0 --rebuild
     """
-    report = replay(run_dir, execute=execute, rebuild=rebuild)
+    if execute:
+        chosen = resolve_isolation(isolation)  # ConfigError (with the install hint) for an unusable bwrap
+        if not as_json:
+            Console(stderr=True).print(f"isolation: {chosen.describe()}", highlight=False)
+        isolation = chosen.isolation
+    report = replay(run_dir, execute=execute, rebuild=rebuild, isolation=isolation)
     if as_json:
         echo_json(report.to_dict())
     else:

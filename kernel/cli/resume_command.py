@@ -5,8 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from evoledger.kernel.cli.options import echo_json
+from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice
 from evoledger.kernel.cli.run_command import print_summary
+from evoledger.kernel.execution import resolve_isolation
 from evoledger.kernel.run.resume import resume
 from rich.console import Console
 
@@ -15,8 +16,14 @@ __all__ = ["resume_command"]
 
 @click.command("resume")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--isolation",
+    type=isolation_choice(),
+    default=None,
+    help="Override the isolation recorded in the Run (default: the recorded one). " + ISOLATION_HELP,
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def resume_command(run_dir: Path, as_json: bool) -> None:
+def resume_command(run_dir: Path, isolation: str | None, as_json: bool) -> None:
     """Continue the Run in RUN_DIR after its Host died (kill -9, power loss): from the ledger alone.
 
     Work in flight is completed without charging budget twice, the Agent is restarted if it had not
@@ -26,7 +33,10 @@ def resume_command(run_dir: Path, as_json: bool) -> None:
     Example:
       evoledger resume runs/cartpole-0
     """
-    result = resume(run_dir)
+    chosen = None if isolation is None else resolve_isolation(isolation)
+    if chosen is not None and not as_json:
+        Console(stderr=True).print(f"isolation: {chosen.describe()} (overrides the recorded one)", highlight=False)
+    result = resume(run_dir, isolation=None if chosen is None else chosen.isolation)
     if as_json:
         echo_json(result.model_dump(mode="json"))
     else:

@@ -6,8 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import click
-from evoledger.kernel.cli.options import echo_json, parse_config_pairs
-from evoledger.kernel.execution import PolicyLimits
+from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice, parse_config_pairs
+from evoledger.kernel.execution import PolicyLimits, resolve_isolation
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.kernel.run import RunConfig, RunResult, run
 from evoledger.kernel.run.config import AgentConfig, AssessmentConfig, ValidationConfig
@@ -105,6 +105,7 @@ def seed_line(seed: int | None) -> str:
 @click.option("--agent-timeout", default=3600.0, show_default=True, type=click.FloatRange(min=0.001), help="Seconds.")
 @click.option("--finish-grace", default=5.0, show_default=True, type=click.FloatRange(min=0))
 @click.option("--workers", "-w", default=1, show_default=True, type=click.IntRange(1, 256))
+@click.option("--isolation", type=isolation_choice(), default="auto", show_default=True, help=ISOLATION_HELP)
 @click.option("--fallback", type=click.Choice(["none", "best_public"]), default="none", show_default=True)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def run_command(**options: Any) -> None:
@@ -119,6 +120,7 @@ def run_command(**options: Any) -> None:
       evoledger run cartpole --agent claude-code --episode-budget 200 --record-to runs/cc-1
     """
     name = options["benchmark"]
+    isolation = resolve_isolation(options["isolation"])  # ConfigError (with the install hint) for unusable bwrap
     config = RunConfig(
         benchmark=BenchmarkRef(name=name, config=parse_config_pairs(options["settings"])),
         episode_budget=options["episode_budget"],
@@ -136,6 +138,7 @@ def run_command(**options: Any) -> None:
         agent_timeout_seconds=options["agent_timeout"],
         finish_grace_seconds=options["finish_grace"],
         workers=options["workers"],
+        isolation=isolation.isolation,
         fallback=options["fallback"],
         agent=AgentConfig(name=options["agent"], model=options["agent_model"], args=tuple(options["agent_args"])),
     )
@@ -143,8 +146,9 @@ def run_command(**options: Any) -> None:
     record_to = options["record_to"] or _fresh_dir(Path("runs"), stem)
     console = Console(stderr=True)
     as_json = options["as_json"]
-    if not as_json:
+    if not as_json:  # JSON output stays one document; run-created records the isolation used
         console.print(f"Run {record_to}: seed {seed_line(options['seed'])}")
+        console.print(f"isolation: {isolation.describe()}", highlight=False)
     with Progress(
         TextColumn("[bold]budget"),
         BarColumn(),

@@ -10,19 +10,24 @@ worker drives the Environment, and the two exchange observations and actions ove
 from evoledger.kernel.execution.actions import conform_action
 from evoledger.kernel.execution.context import POLICY_CONTEXT_FIELDS, PolicyContext
 from evoledger.kernel.execution.executor import Executor, LocalExecutor
+from evoledger.kernel.execution.isolation import ISOLATIONS, Isolation, IsolationChoice, resolve_isolation
 from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask, PolicyLimits
 from evoledger.kernel.execution.values import decode_wire, encode_wire, to_json_value
 
 __all__ = [
+    "ISOLATIONS",
     "POLICY_CONTEXT_FIELDS",
     "EpisodeOutcome",
     "EpisodeTask",
     "Executor",
+    "Isolation",
+    "IsolationChoice",
     "LocalExecutor",
     "PolicyContext",
     "PolicyLimits",
     "conform_action",
     "decode_wire",
     "encode_wire",
+    "resolve_isolation",
     "to_json_value",
 ]

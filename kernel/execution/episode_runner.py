@@ -16,6 +16,9 @@ Who is blamed for what:
 * The Policy's own failures come from :mod:`evoledger.kernel.execution.policy_process`; a Policy
   process that died without replying is ``timeout`` if it was killed for exceeding ``RLIMIT_CPU``
   (``SIGXCPU``), else ``protocol_error``.
+* In a bubblewrap sandbox (``--isolation bwrap``) only Policy code runs beside the zygote, and every Episode ends
+  with a sandbox cleared of everything the previous one left; so a sandbox that dies or stops answering while a
+  Policy holds it is that Policy's doing: ``protocol_error``. The worker then launches a fresh sandbox.
 
 An Environment that has not ended the Episode after the Benchmark's ``max_episode_steps`` steps is
 truncated there (as gymnasium's ``TimeLimit`` would). The Environment is created and reset *before*
@@ -25,22 +28,26 @@ holds nothing of any Episode) serves the next Episode.
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
+import shutil
 import signal
 import sys
 import time
 import traceback
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any, Final, TypeVar
 
 from evoledger.kernel.authoring import Benchmark, Environment, InvalidAction, Step
 from evoledger.kernel.execution.actions import conform_action
 from evoledger.kernel.execution.capture import bound_text
+from evoledger.kernel.execution.isolation import SANDBOX_PROGRAMS
 from evoledger.kernel.execution.policy_process import PolicyFailed, PolicyProcess, describe_wait_status
 from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
 from evoledger.kernel.execution.values import encode_wire, to_json_value
-from evoledger.kernel.execution.zygote import SpareChild, Zygote
+from evoledger.kernel.execution.zygote import SandboxBroken, SpareChild, Zygote
 from evoledger.ledger.errors import EncodingError, EvoLedgerError
 from evoledger.ledger.trajectories import Trajectory, encode_trajectory
 
@@ -154,11 +161,23 @@ class _Episode:
 class EpisodeRunner:
     """Runs Episodes one after another for a worker; :meth:`prefork` keeps one Policy child forked ahead."""
 
-    def __init__(self, benchmark: Benchmark, zygote: Zygote) -> None:
+    def __init__(
+        self,
+        benchmark: Benchmark,
+        zygote: Zygote,
+        *,
+        relaunch: Callable[[], Zygote] | None = None,
+        programs: Path | None = None,
+    ) -> None:
+        """``relaunch`` and ``programs`` (the folder the sandbox sees at ``/program``) come with a sandboxed zygote."""
         self._benchmark = benchmark
         self._action_space = benchmark.action_space
         self._max_steps = benchmark.spec.max_episode_steps
         self._zygote = zygote
+        self._relaunch = relaunch
+        self._programs = programs
+        self._copies = itertools.count()
+        self._broken = False
         self._unused: SpareChild | None = None
 
     def warm_up(self) -> None:
@@ -169,10 +188,35 @@ class EpisodeRunner:
     def prefork(self) -> None:
         """Have the next Episode's Policy child forked now (call while idle, e.g. right after an outcome is sent).
 
-        Forking between Episodes hides its latency without ever counting it as Policy time.
+        Forking between Episodes hides its latency without ever counting it as Policy time. A sandbox broken by the
+        last Episode's Policy is replaced here, also outside any Episode's time.
         """
+        self._mend()
         if self._unused is None and not self._zygote.child_coming:
             self._zygote.request_child()
+
+    def _mend(self) -> None:
+        if self._broken and self._relaunch is not None:
+            self._zygote.close()
+            self._zygote = self._relaunch()
+            self._broken = False
+
+    def _stage(self, program_dir: Path) -> tuple[Path, Path | None]:
+        """Where the Policy finds the Program: a private copy the sandbox sees read-only, or ``program_dir`` itself."""
+        if self._programs is None:
+            return program_dir, None
+        name = f"episode-{next(self._copies)}"
+        copy = self._programs / name
+        _copy_program(program_dir, copy)
+        return Path(SANDBOX_PROGRAMS) / name, copy
+
+    def _close_policy(self, process: PolicyProcess, *, want_status: bool) -> tuple[int | None, str | None]:
+        """Close the Policy child; the wait status, and what broke if its sandbox broke (then mended later)."""
+        try:
+            return process.close(self._zygote, want_status=want_status), None
+        except SandboxBroken as broken:
+            self._broken = True
+            return None, str(broken)
 
     def _take_child(self) -> SpareChild:
         child, self._unused = self._unused, None
@@ -185,25 +229,37 @@ class EpisodeRunner:
         env: Environment | None = None
         process: PolicyProcess | None = None
         status, message, trace = "ok", None, None
+        broken: str | None = None
+        copy: Path | None = None
+        self._mend()
         try:
             env = episode.environment(
                 "Benchmark.make_environment", lambda: self._benchmark.make_environment(task.episode)
             )
             wire = episode.observe(episode.environment("Environment.reset", env.reset))
+            program_dir, copy = self._stage(task.program_dir)
             process = PolicyProcess(self._take_child(), task.limits)
-            process.start(task.program_dir, task.policy_seed)
+            process.start(program_dir, task.policy_seed)
             process.wait_ready()
             self._loop(episode, env, process, wire)
         except PolicyFailed as failure:
             status, message, trace = failure.code, failure.message, failure.trace
             if failure.died and process is not None:
-                wait_status = process.close(self._zygote, want_status=True)
+                wait_status, broken = self._close_policy(process, want_status=True)
                 status, message = self._classify_death(failure, wait_status, task)
         except _InfraFault as fault:
             status, message = "infra_fault", str(fault)
         finally:
             if process is not None:
-                process.close(self._zygote, want_status=False)
+                _status, broken_now = self._close_policy(process, want_status=False)
+                broken = broken or broken_now
+            if copy is not None:
+                shutil.rmtree(copy, ignore_errors=True)
+        if broken is not None and status != "infra_fault":
+            status = "protocol_error"
+            message = f"the Policy broke its sandbox ({broken}); only Policy code runs there" + (
+                "" if message is None else f"; before that: {message}"
+            )
         if env is not None:
             try:
                 episode.environment("Environment.close", env.close)
@@ -272,3 +328,16 @@ class EpisodeRunner:
 
 def _signalled(status: int, sig: signal.Signals) -> bool:
     return os.WIFSIGNALED(status) and os.WTERMSIG(status) == sig
+
+
+def _copy_program(source: Path, target: Path) -> None:
+    """Copy a Program's regular files and folders (symbolic links as links; nothing else), without following links."""
+    target.mkdir()
+    for entry in os.scandir(source):
+        destination = target / entry.name
+        if entry.is_symlink():
+            os.symlink(os.readlink(entry.path), destination)
+        elif entry.is_dir(follow_symlinks=False):
+            _copy_program(Path(entry.path), destination)
+        elif entry.is_file(follow_symlinks=False):
+            shutil.copyfile(entry.path, destination, follow_symlinks=False)

@@ -7,6 +7,8 @@ only on the tasks (not on scheduling), so any backend must give byte-identical t
 :class:`LocalExecutor` runs Episodes on this machine with ``workers`` pre-warmed worker processes
 (fresh interpreters, pinned to CPU ``i % ncpu``), each forking a fresh Policy child per Episode from
 its zygote. A worker that dies is replaced; its in-flight Episode is reported as ``infra_fault``.
+With ``isolation="bwrap"`` (or ``"auto"`` where bubblewrap works) each worker's zygote and Policy children run in
+a bubblewrap sandbox instead (:mod:`~.isolation`); the isolation actually used is :attr:`LocalExecutor.isolation`.
 """
 
 from __future__ import annotations
@@ -14,18 +16,22 @@ from __future__ import annotations
 import contextlib
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
+from pathlib import Path
 from types import TracebackType
 from typing import Final, Protocol, Self, runtime_checkable
 
 import orjson
 from evoledger.kernel.execution.channel import ChannelClosed, ChannelTimeout, FrameChannel
+from evoledger.kernel.execution.isolation import IsolationChoice, bwrap_path, resolve_isolation
 from evoledger.kernel.execution.messages import (
     COORDINATOR_MAX_FRAME,
     TO_WORKER_BENCHMARK,
@@ -68,16 +74,19 @@ def worker_environment(parent: Mapping[str, str] | None = None) -> dict[str, str
 
 _STOP_GRACE_SECONDS: Final = 5.0
 _WATCHDOG_SLACK_SECONDS: Final = 0.5
+_SANDBOX_SLACK_SECONDS: Final = 30.0
+"""Extra watchdog time with bwrap: a worker may wait for a stuck sandbox, then start a new one, before a task."""
 
 
-def _watchdog_seconds(task: EpisodeTask) -> float:
+def _watchdog_seconds(task: EpisodeTask, sandboxed: bool = False) -> float:
     """How long one Episode may take in wall-clock time before its worker is presumed stuck.
 
     The Policy's own limits, plus an allowance for Environment time of max(1 s, the Policy's Episode budget).
     """
     limits = task.limits
     environment = max(1.0, limits.episode_policy_seconds)
-    return limits.make_policy_timeout_seconds + limits.episode_policy_seconds + environment + _WATCHDOG_SLACK_SECONDS
+    slack = _WATCHDOG_SLACK_SECONDS + (_SANDBOX_SLACK_SECONDS if sandboxed else 0.0)
+    return limits.make_policy_timeout_seconds + limits.episode_policy_seconds + environment + slack
 
 
 @runtime_checkable
@@ -102,13 +111,19 @@ class Executor(Protocol):
 class _Worker:
     """The coordinator's handle on one worker process."""
 
-    def __init__(self, slot: int, cpu: int | None, benchmark_json: bytes) -> None:
+    def __init__(self, slot: int, cpu: int | None, benchmark_json: bytes, bwrap: str | None = None) -> None:
         self.slot = slot
         self.cpu = cpu
+        self.bwrap = bwrap
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         command = [sys.executable, "-m", "evoledger.kernel.execution.worker", "--fd", str(theirs.fileno())]
         if cpu is not None:
             command += ["--cpu", str(cpu)]
+        self.programs: Path | None = None
+        """With bwrap: the worker's folder of per-Episode Program copies (removed once the worker has ended)."""
+        if bwrap is not None:
+            self.programs = Path(tempfile.mkdtemp(prefix="evoledger-programs-"))
+            command += ["--bwrap", bwrap, "--programs", str(self.programs)]
         try:
             self.process = subprocess.Popen(
                 command,
@@ -144,6 +159,11 @@ class _Worker:
         status = (-code) if code < 0 else (code << 8)
         return describe_wait_status(status)
 
+    def discard_programs(self) -> None:
+        """Remove the Program copies folder (call once the worker process has ended)."""
+        if self.programs is not None:
+            shutil.rmtree(self.programs, ignore_errors=True)
+
     def ask_to_stop(self) -> None:
         with contextlib.suppress(ChannelClosed):
             self.channel.send(TO_WORKER_QUIT)
@@ -155,6 +175,7 @@ class _Worker:
         except subprocess.TimeoutExpired:
             self.process.kill()  # its zygote sees the socket close and kills the Policy children
             self.process.wait()
+        self.discard_programs()
 
 
 def _startup_error(worker: _Worker, frame: bytes) -> Exception:
@@ -182,11 +203,15 @@ class LocalExecutor:
         workers: int = 1,
         pin_cpus: bool = True,
         startup_timeout: float = 120.0,
+        isolation: str = "local",
     ) -> None:
         if not isinstance(benchmark, BenchmarkRef):
             raise ConfigError(f"benchmark must be a BenchmarkRef, got {type(benchmark).__name__}")
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ConfigError(f"workers must be a positive integer, got {workers!r}")
+        self.isolation: IsolationChoice = resolve_isolation(isolation)
+        """The isolation in use (``local`` or ``bwrap``), and why when ``auto`` fell back to ``local``."""
+        self._bwrap = bwrap_path() if self.isolation.isolation == "bwrap" else None
         self._benchmark_json = benchmark.model_dump_json().encode("utf-8")
         self._startup_timeout = startup_timeout
         cpus = sorted(os.sched_getaffinity(0))
@@ -197,7 +222,9 @@ class LocalExecutor:
         self._pending: deque[int] = deque()
         self._closed = False
         try:
-            self._workers = [_Worker(slot, cpu, self._benchmark_json) for slot, cpu in enumerate(self._cpus)]
+            self._workers = [
+                _Worker(slot, cpu, self._benchmark_json, self._bwrap) for slot, cpu in enumerate(self._cpus)
+            ]
             for worker in self._workers:
                 self._await_ready(worker)
         except BaseException:
@@ -290,7 +317,7 @@ class LocalExecutor:
                 worker.task_id = task_id
                 worker.accepted = False
                 worker.dispatched_at = time.perf_counter()
-                worker.deadline = worker.dispatched_at + _watchdog_seconds(tasks[position])
+                worker.deadline = worker.dispatched_at + _watchdog_seconds(tasks[position], self._bwrap is not None)
                 try:
                     worker.channel.send(TO_WORKER_TASK + task_to_json(tasks[position], task_id))
                 except ChannelClosed:  # it died while idle: the task never started, so it goes back in line
@@ -340,6 +367,7 @@ class LocalExecutor:
         self, worker: _Worker, tasks: list[EpisodeTask], positions: dict[int, int], done: dict[int, EpisodeOutcome]
     ) -> None:
         how = worker.exit_description()
+        worker.discard_programs()
         if worker.overdue:
             how = f"exceeded its wall-clock deadline and was killed ({how})"
         worker.channel.close()
@@ -361,4 +389,4 @@ class LocalExecutor:
                 ),
                 wall_seconds=time.perf_counter() - worker.dispatched_at,
             )
-        self._workers[worker.slot] = _Worker(worker.slot, worker.cpu, self._benchmark_json)
+        self._workers[worker.slot] = _Worker(worker.slot, worker.cpu, self._benchmark_json, self._bwrap)

@@ -27,7 +27,7 @@ from evoledger.kernel.execution.messages import (
     TO_CHILD_START,
 )
 from evoledger.kernel.execution.tasks import PolicyLimits
-from evoledger.kernel.execution.zygote import SpareChild, Zygote, kill_process_group
+from evoledger.kernel.execution.zygote import SpareChild, Zygote
 from evoledger.ledger.errors import EncodingError, EvoLedgerError
 
 __all__ = ["PolicyFailed", "PolicyProcess", "describe_wait_status"]
@@ -185,21 +185,21 @@ class PolicyProcess:
             raise self._failure(frame)
         raise PolicyFailed("protocol_error", f"the Policy process sent message kind {frame[:1]!r} instead of an action")
 
-    def kill(self) -> None:
-        """SIGKILL the child's whole process group (idempotent)."""
-        kill_process_group(self.pid)
-
     def close(self, zygote: Zygote, *, want_status: bool) -> int | None:
-        """Kill the child, collect the rest of its output, free its descriptors; its wait status if asked for."""
+        """Kill the child, collect the rest of its output, free its descriptors; its wait status if asked for.
+
+        Raises :class:`~.zygote.SandboxBroken` (after freeing everything) if a sandboxed zygote is gone or stuck."""
         if self._closed:
             return None
         self._closed = True
-        self.kill()
-        status = zygote.wait_status(self.pid) if want_status else None
-        self.log.drain(self._log_fd)
-        self._channel.unwatch(self._log_fd)
-        self._channel.close()
-        os.close(self._log_fd)
-        if not want_status:
-            zygote.release(self.pid)
+        zygote.kill_child(self.pid)
+        try:
+            status = zygote.wait_status(self.pid) if want_status else None
+            if not want_status:
+                zygote.release(self.pid)
+        finally:
+            self.log.drain(self._log_fd)
+            self._channel.unwatch(self._log_fd)
+            self._channel.close()
+            os.close(self._log_fd)
         return status

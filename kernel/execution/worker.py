@@ -10,6 +10,11 @@ Started once per executor slot with a fresh interpreter (``python -m evoledger.k
    template (spaces, metadata, environment parameters), and have the first Policy child forked;
 4. say hello, then serve tasks one at a time until told to quit or the coordinator goes away.
 
+With ``--bwrap PATH`` (``--isolation bwrap``) step 2 is skipped: once the Benchmark is resolved, the zygote is
+launched inside a bubblewrap sandbox instead (:meth:`Zygote.launch`), which sees only a worker-private folder of
+per-Episode Program copies (``--programs``, made and removed by the coordinator, so a killed worker leaves
+nothing behind); a sandbox that a Policy broke is replaced between Episodes.
+
 Only the coordinator writes any ledger; a worker only returns outcomes.
 """
 
@@ -17,9 +22,12 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import socket
 import sys
-from collections.abc import Sequence
+import tempfile
+from collections.abc import Callable, Sequence
+from pathlib import Path
 
 import gymnasium  # noqa: F401  (pre-imported so every Policy child starts with it loaded)
 import numpy  # noqa: F401
@@ -43,7 +51,31 @@ from evoledger.kernel.registry import BenchmarkRef, resolve_benchmark
 __all__ = ["main"]
 
 
-def _start(channel: FrameChannel, zygote: Zygote) -> EpisodeRunner | None:
+class _Sandboxes:
+    """Launches sandboxed zygotes for one worker, all seeing the same private folder of Program copies."""
+
+    def __init__(self, bwrap: str, cpu: int | None, programs: Path) -> None:
+        self.bwrap = bwrap
+        self.cpu = cpu
+        self.programs = programs
+        self.current: Zygote | None = None
+
+    def launcher(self, template: tuple[object, object, object, object]) -> Callable[[], Zygote]:
+        def launch() -> Zygote:
+            zygote = Zygote.launch(self.bwrap, self.programs, self.cpu)
+            self.current = zygote
+            zygote.send_template(*template)
+            return zygote
+
+        return launch
+
+    def close(self) -> None:
+        if self.current is not None:
+            self.current.close()
+        shutil.rmtree(self.programs, ignore_errors=True)
+
+
+def _start(channel: FrameChannel, zygote: Zygote | None, sandboxes: _Sandboxes | None) -> EpisodeRunner | None:
     """Resolve the Benchmark and prepare the first Policy child; on failure tell the coordinator why."""
     try:
         frame = channel.receive()
@@ -51,10 +83,14 @@ def _start(channel: FrameChannel, zygote: Zygote) -> EpisodeRunner | None:
             raise ValueError(f"expected the benchmark message first, got kind {frame[:1]!r}")
         benchmark = resolve_benchmark(BenchmarkRef.model_validate_json(frame[1:]))
         spec = benchmark.spec
-        zygote.send_template(
-            benchmark.observation_space, benchmark.action_space, spec.metadata, spec.environment_parameters
-        )
-        runner = EpisodeRunner(benchmark, zygote)
+        template = (benchmark.observation_space, benchmark.action_space, spec.metadata, spec.environment_parameters)
+        if sandboxes is not None:
+            launch = sandboxes.launcher(template)
+            runner = EpisodeRunner(benchmark, launch(), relaunch=launch, programs=sandboxes.programs)
+        else:
+            assert zygote is not None  # main passes exactly one of the two
+            zygote.send_template(*template)
+            runner = EpisodeRunner(benchmark, zygote)
         runner.warm_up()
     except ChannelClosed:
         return None
@@ -94,17 +130,26 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="evoledger-worker", description="an evoledger execution worker")
     parser.add_argument("--fd", type=int, required=True, help="the socket shared with the coordinator")
     parser.add_argument("--cpu", type=int, default=None, help="pin the worker and its Policy children to this CPU")
+    parser.add_argument("--bwrap", default=None, help="run Policies in bubblewrap sandboxes started with this binary")
+    parser.add_argument("--programs", type=Path, default=None, help="with --bwrap: an empty folder for Program copies")
     args = parser.parse_args(argv)
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
-    zygote = Zygote.fork(args.cpu, close_in_zygote=(args.fd,))
+    sandboxes = None
+    if args.bwrap is not None:
+        programs = args.programs or Path(tempfile.mkdtemp(prefix="evoledger-programs-"))
+        sandboxes = _Sandboxes(args.bwrap, args.cpu, programs)
+    zygote = None if sandboxes is not None else Zygote.fork(args.cpu, close_in_zygote=(args.fd,))
     channel = FrameChannel(socket.socket(fileno=args.fd), max_frame=COORDINATOR_MAX_FRAME)
     try:
-        runner = _start(channel, zygote)
+        runner = _start(channel, zygote, sandboxes)
         if runner is not None:
             _serve(channel, runner)
     finally:
-        zygote.close()
+        if zygote is not None:
+            zygote.close()
+        if sandboxes is not None:
+            sandboxes.close()
         channel.close()
     sys.exit(0)
 

@@ -20,6 +20,14 @@ The worker talks to the zygote over a ``SOCK_SEQPACKET`` pair (one message per r
 Children are reaped only once the worker has released or waited for them, so a pid the worker holds
 can never be reused under it. When the worker goes away (end of file), the zygote kills every child's
 process group and exits.
+
+With ``--isolation bwrap`` (:mod:`~.isolation`) the zygote is not forked but launched per worker inside a
+bubblewrap sandbox (:meth:`Zygote.launch`, entry point :mod:`~.sandbox_main`), as pid 1 of its own pid namespace,
+without capabilities and not dumpable: a Policy can neither signal it (pid 1 ignores signals it has no handler for) nor
+trace it or read its memory. There ``W`` and ``K`` end the Episode: the zygote kills every other process of the
+namespace (``kill(-1)``, which also catches a Policy that called ``setsid``), reaps them, empties ``/tmp`` and
+``/dev/shm``, removes System V IPC objects, and only then replies (``S``, or ``D`` for ``K``). The worker asks for
+the next child only after that reply, so a sandbox never holds anything of an earlier Episode.
 """
 
 from __future__ import annotations
@@ -31,19 +39,30 @@ import pickle
 import signal
 import socket
 import struct
+import subprocess
 import sys
 from collections import deque
+from pathlib import Path
 from typing import Any, Final
 
+from evoledger.kernel.execution.isolation import bwrap_command
 from evoledger.kernel.execution.policy_runtime import PolicyTemplate, become_policy_process
+from evoledger.kernel.execution.sandbox_sweep import sweep_sandbox
 from evoledger.ledger.errors import InfraError
 
-__all__ = ["SpareChild", "Zygote", "kill_process_group"]
+__all__ = ["SandboxBroken", "SpareChild", "Zygote", "serve_sandboxed"]
 
 _PID: Final = struct.Struct("<q")
 _STATUS: Final = struct.Struct("<qq")
 _CHUNK: Final = 60 * 1024
 _RECV: Final = _CHUNK + 64
+_SANDBOX_REPLY_SECONDS: Final = 20.0
+"""How long a worker waits for its sandboxed zygote's reply before calling the sandbox broken."""
+_SANDBOX_STOP_SECONDS: Final = 5.0
+
+
+class SandboxBroken(InfraError):
+    """The sandboxed zygote died or stopped answering; during an Episode only Policy code could have caused it."""
 
 
 def _flush_stdio() -> None:
@@ -70,7 +89,7 @@ class SpareChild:
         self.log_fd = log_fd
 
 
-def _zygote_loop(sock: socket.socket, cpu: int | None) -> None:
+def _zygote_loop(sock: socket.socket, cpu: int | None, sandboxed: bool = False) -> None:
     chunks: list[bytes] = []
     template: PolicyTemplate | None = None
     live: set[int] = set()
@@ -113,6 +132,11 @@ def _zygote_loop(sock: socket.socket, cpu: int | None) -> None:
                     os.close(fd)
                 live.add(pid)
                 sock.send(b"P" + _PID.pack(pid))
+            elif kind == b"W" and sandboxed:
+                (pid,) = _PID.unpack(body)
+                status = sweep_sandbox(pid if pid in live else None)
+                live.clear()
+                sock.send(b"S" + _STATUS.pack(pid, status))
             elif kind == b"W":
                 (pid,) = _PID.unpack(body)
                 status = -1
@@ -121,6 +145,11 @@ def _zygote_loop(sock: socket.socket, cpu: int | None) -> None:
                         _done, status = os.waitpid(pid, 0)
                     live.discard(pid)
                 sock.send(b"S" + _STATUS.pack(pid, status))
+            elif kind == b"K" and sandboxed:
+                (pid,) = _PID.unpack(body)
+                sweep_sandbox(None)
+                live.clear()
+                sock.send(b"D" + _PID.pack(pid))
             elif kind == b"K":
                 (pid,) = _PID.unpack(body)
                 if pid in live:
@@ -133,11 +162,37 @@ def _zygote_loop(sock: socket.socket, cpu: int | None) -> None:
 class Zygote:
     """The worker's handle on its zygote process."""
 
-    def __init__(self, pid: int, sock: socket.socket) -> None:
+    def __init__(self, pid: int, sock: socket.socket, sandbox: subprocess.Popen[bytes] | None = None) -> None:
         self.pid = pid
         self._sock = sock
+        self._sandbox = sandbox
         self._pending: deque[tuple[socket.socket, int]] = deque()
         self._spares: deque[SpareChild] = deque()
+        if sandbox is not None:
+            sock.settimeout(_SANDBOX_REPLY_SECONDS)
+
+    @property
+    def sandboxed(self) -> bool:
+        """Whether this zygote runs in a bubblewrap sandbox (child pids are then the sandbox's own)."""
+        return self._sandbox is not None
+
+    @classmethod
+    def launch(cls, bwrap: str, programs: Path, cpu: int | None) -> Zygote:
+        """Start a zygote in a new bubblewrap sandbox that sees ``programs`` read-only (see the module docstring)."""
+        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            process = subprocess.Popen(
+                bwrap_command(bwrap, programs, cpu, theirs.fileno()),
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=2,
+            )
+        except OSError as exc:
+            ours.close()
+            raise InfraError(f"cannot start the bubblewrap sandbox: {exc}") from None
+        finally:
+            theirs.close()
+        return cls(process.pid, ours, process)
 
     @classmethod
     def fork(cls, cpu: int | None, close_in_zygote: tuple[int, ...] = ()) -> Zygote:
@@ -172,12 +227,20 @@ class Zygote:
             else:
                 self._sock.send(message)
         except OSError as exc:
-            raise InfraError(f"the zygote (pid {self.pid}) is gone: {exc}") from None
+            raise self._broken(f"zygote (pid {self.pid}) is gone: {exc}") from None
+
+    def _broken(self, message: str) -> InfraError:
+        return SandboxBroken(f"the sandbox's {message}") if self.sandboxed else InfraError(f"the {message}")
 
     def _read_one(self) -> tuple[bytes, bytes]:
-        message = self._sock.recv(64)
+        try:
+            message = self._sock.recv(64)
+        except TimeoutError:
+            raise self._broken(f"zygote (pid {self.pid}) did not answer within {_SANDBOX_REPLY_SECONDS:g} s") from None
+        except OSError as exc:
+            raise self._broken(f"zygote (pid {self.pid}) is gone: {exc}") from None
         if not message:
-            raise InfraError(f"the zygote (pid {self.pid}) exited unexpectedly")
+            raise self._broken(f"zygote (pid {self.pid}) exited unexpectedly")
         kind, body = message[:1], message[1:]
         if kind == b"P":
             (pid,) = _PID.unpack(body)
@@ -232,13 +295,24 @@ class Zygote:
                     return int(status)
 
     def release(self, pid: int) -> None:
-        """Let the zygote reap child ``pid`` (already killed) without reporting its status."""
+        """Let the zygote reap child ``pid`` (already killed) without reporting its status.
+
+        In a sandbox this waits until the zygote has cleared the sandbox of everything the Episode left."""
         self._send(b"K" + _PID.pack(pid))
+        while self.sandboxed:
+            kind, body = self._read_one()
+            if kind == b"D" and _PID.unpack(body)[0] == pid:
+                return
+
+    def kill_child(self, pid: int) -> None:
+        """SIGKILL child ``pid``'s process group (in a sandbox the zygote does it when told ``W`` or ``K``)."""
+        if not self.sandboxed:
+            _kill_group(pid)
 
     def close(self) -> None:
         """Kill spare children, close the socket (the zygote kills the rest and exits) and reap the zygote."""
         for spare in self._spares:
-            _kill_group(spare.pid)
+            self.kill_child(spare.pid)
             spare.channel.close()
             with contextlib.suppress(OSError):
                 os.close(spare.log_fd)
@@ -249,10 +323,17 @@ class Zygote:
                 os.close(log_fd)
         self._pending.clear()
         self._sock.close()
+        if self._sandbox is not None:  # the zygote sees the end of file and exits; as pid 1 it takes everything along
+            try:
+                self._sandbox.wait(_SANDBOX_STOP_SECONDS)
+            except subprocess.TimeoutExpired:
+                self._sandbox.kill()
+                self._sandbox.wait()
+            return
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
 
 
-def kill_process_group(pid: int) -> None:
-    """SIGKILL a Policy child's whole process group."""
-    _kill_group(pid)
+def serve_sandboxed(sock: socket.socket, cpu: int | None) -> None:
+    """Serve the worker as a sandboxed zygote until it goes away (see the module docstring)."""
+    _zygote_loop(sock, cpu, sandboxed=True)

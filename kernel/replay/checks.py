@@ -190,8 +190,11 @@ def replay(
     rebuild: bool = False,
     workers: int | None = None,
     parallel: bool | None = None,
+    isolation: str = "auto",
 ) -> ReplayReport:
     """Audit the Run in ``run_dir`` (see the module docstring); ``rebuild`` first regenerates its mirror.
+
+    ``isolation``: how ``execute`` runs the recorded Programs (never taken from the record, which is untrusted).
 
     ``parallel``: run checks 1-2 in a forked second process while this one runs check 3
     (``kernel.replay.side_process``): ``None`` when the log is large and it is safe, ``True``
@@ -216,7 +219,7 @@ def replay(
             record.rows = []
     with record:
         if execute:
-            execution = check_execution(record, report, workers=workers)
+            execution = check_execution(record, report, workers=workers, isolation=isolation)
         else:
             execution = CheckResult.skipped("execution", "not asked for (--execute re-runs every recorded Episode)")
     return ReplayReport(str(root), (integrity, protocol, projection_result, execution), rebuilt=rebuilt)

@@ -127,8 +127,10 @@ def _task(episode: RecordedEpisode, plan: PlannedSeed, cache: ProgramCache, limi
     )
 
 
-def check_execution(record: RunRecord, audit: AuditReport, *, workers: int | None = None) -> CheckResult:
-    """Check 4 (see the module docstring)."""
+def check_execution(
+    record: RunRecord, audit: AuditReport, *, workers: int | None = None, isolation: str = "auto"
+) -> CheckResult:
+    """Check 4 (see the module docstring); Programs run under ``isolation`` (never the record's own choice)."""
     start = time.perf_counter()
     config = record.config
     if config is None:
@@ -169,7 +171,7 @@ def check_execution(record: RunRecord, audit: AuditReport, *, workers: int | Non
                     )
                 )
         try:
-            with LocalExecutor(config.benchmark, workers=workers or config.workers) as executor:
+            with LocalExecutor(config.benchmark, workers=workers or config.workers, isolation=isolation) as executor:
                 outcomes = executor.run([task for _, task in runnable])
                 for (episode, _), outcome in zip(runnable, outcomes, strict=True):
                     digest = digest_of(outcome.trajectory or b"")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, Self
 
-from evoledger.kernel.execution import PolicyLimits
+from evoledger.kernel.execution import Isolation, PolicyLimits
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.ledger.errors import ConfigError
 from evoledger.projections.refunds import DEFAULT_REFUND_FRACTION, DEFAULT_REFUND_MINIMUM, RefundRule
@@ -95,6 +95,8 @@ class RunConfig(BaseModel):
     agent_timeout_seconds: float = Field(default=3600.0, gt=0)
     finish_grace_seconds: float = Field(default=5.0, ge=0)
     workers: int = Field(default=1, ge=1, le=256)
+    isolation: Isolation = "auto"
+    """How Policies are isolated; :func:`~evoledger.kernel.run.run` records the resolved ``local`` or ``bwrap``."""
     fallback: Literal["none", "best_public"] = "none"
     infra_refunds: InfraRefundConfig = Field(default_factory=InfraRefundConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)

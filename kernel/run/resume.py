@@ -17,6 +17,7 @@ from pathlib import Path
 
 from evoledger.kernel.agents.marked import end_marked_processes
 from evoledger.kernel.agents.stale import stop_stale_agent_group
+from evoledger.kernel.execution import Isolation
 from evoledger.kernel.registry import BenchmarkRegistry, default_registry
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.layout import RunLayout
@@ -67,8 +68,11 @@ def resume(
     *,
     registry: BenchmarkRegistry | None = None,
     on_update: Callable[[RunState], None] | None = None,
+    isolation: Isolation | None = None,
 ) -> RunResult:
-    """Continue the Run in ``run_dir`` to its end. A Run that already ended is returned as it is."""
+    """Continue the Run in ``run_dir`` to its end. A Run that already ended is returned as it is.
+
+    Policies run under the recorded isolation unless ``isolation`` overrides it."""
     layout = RunLayout(Path(run_dir).resolve())
     with Ledger.open(layout.root, writable=True) as ledger:
         created = _run_created(ledger)
@@ -76,6 +80,8 @@ def resume(
             config = RunConfig.model_validate(created.config)
         except ValueError as exc:
             raise ConfigError(f"the recorded configuration of {layout.root} cannot be read: {exc}") from exc
+        if isolation is not None:
+            config = config.model_copy(update={"isolation": isolation})
         state = fold(r.event for r in ledger.events())
         if state.ended_reason is not None:
             return summarize(layout, state, [])

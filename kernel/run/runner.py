@@ -11,7 +11,7 @@ from typing import Any, Literal
 from evoledger.kernel.agents import AgentSupervisor, AgentTask, make_agent
 from evoledger.kernel.authoring import Benchmark
 from evoledger.kernel.authoring.keyed_seeds import keyed_seed
-from evoledger.kernel.execution import LocalExecutor
+from evoledger.kernel.execution import LocalExecutor, resolve_isolation
 from evoledger.kernel.registry import BenchmarkRegistry
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.host import RunHost
@@ -94,7 +94,7 @@ def continue_run(
     recorded = [r.event for r in ledger.events()]  # parsed once, folded by every projection
     state = fold(recorded)
     publisher = FeedbackPublisher(ledger=ledger, layout=layout, config=config, recorded=recorded)
-    with LocalExecutor(config.benchmark, workers=config.workers) as executor:
+    with LocalExecutor(config.benchmark, workers=config.workers, isolation=config.isolation) as executor:
         host = RunHost(
             ledger=ledger,
             layout=layout,
@@ -195,6 +195,8 @@ def run(
     """
     config = config or RunConfig()
     make_agent(config.agent.name)  # an unknown Agent is refused before anything is created
+    # ``auto`` is resolved before run-created records the config: the record says which isolation was used.
+    config = config.model_copy(update={"isolation": resolve_isolation(config.isolation).isolation})
     ledger, layout, benchmark, plan, _snapshot = create_run(
         record_to, config, initial_program=initial_program, registry=registry, random_bytes=random_bytes
     )

@@ -343,11 +343,10 @@ def test_a_policy_that_kills_its_parent_costs_one_episode_and_the_next_ones_run(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "bug: a Policy can kill its worker (os.killpg(os.getpgid(os.getppid()), SIGKILL)) and the Episode becomes a "
-        "refunded infra fault that is left out of the score; in Validation/Assessment it is retried, so a Policy can "
-        "re-roll the private Episodes it is losing. Fix: put the Policy where it cannot signal its worker (own pid "
-        "namespace via unshare/bubblewrap, or a separate uid), and/or blame a worker death that happens while the "
-        "Policy holds the turn on the Policy"
+        "limitation of the local backend (isolation='local'): a Policy can kill its worker "
+        "(os.killpg(os.getpgid(os.getppid()), SIGKILL)) and the Episode becomes a refunded infra fault that is left "
+        "out of the score; in Validation/Assessment it is retried, so a Policy can re-roll the private Episodes it is "
+        "losing. Fixed by --isolation bwrap (the Policy cannot see or signal its worker): see test_isolation.py"
     ),
 )
 def test_killing_the_worker_is_not_a_refunded_infra_fault(
@@ -387,10 +386,10 @@ def test_a_policy_that_stops_its_worker_cannot_hang_the_executor(
 @pytest.mark.xfail(
     strict=True,
     reason=(
-        "limitation of the local backend: a Policy process that calls setsid() leaves the Episode's process group, "
-        "so the group SIGKILL at the end of the Episode misses it and it outlives the Episode (and the executor). "
-        "Fix: make the zygote a child subreaper (prctl PR_SET_CHILD_SUBREAPER) and kill every descendant, or run "
-        "each Policy in its own pid namespace (unshare/bubblewrap --unshare-pid) or cgroup (cgroup.kill)"
+        "limitation of the local backend (isolation='local'): a Policy process that calls setsid() leaves the "
+        "Episode's process group, so the group SIGKILL at the end of the Episode misses it and it outlives the "
+        "Episode (and the executor). Fixed by --isolation bwrap (the sandbox's pid 1 kills every other process of "
+        "its pid namespace after each Episode): see test_isolation.py"
     ),
 )
 def test_a_policy_process_that_calls_setsid_does_not_outlive_its_episode(
@@ -477,6 +476,7 @@ def test_fact_a_policy_can_reach_the_ledger_and_proc_and_leak_host_seeds_to_the_
         assessment=AssessmentConfig(episodes=2),
         finish_grace_seconds=0.5,
         agent=AgentConfig(name=f"command:{sys.executable} {agent}"),
+        isolation="local",  # the fact pinned here is the local backend's
     )
     run_dir = (run_root / "r").resolve()
     result = run(config, record_to=run_dir, initial_program=spy)

@@ -1,0 +1,82 @@
+"""``--isolation`` on evaluate / run / resume / replay: the choice used is printed and recorded (resolved, never
+``auto``); an explicit ``bwrap`` that cannot work is a usage error with the install hint; ``auto`` falls back."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sqlite3
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from evoledger.kernel.cli import cli
+from evoledger.kernel.execution.isolation import probe_bwrap
+
+SMALL = ["--validation-episodes", "0", "--assessment-episodes", "2", "--episode-budget", "4"]
+_BWRAP, _WHY_NOT = probe_bwrap()
+
+
+@pytest.fixture
+def cwd(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    root = Path(tempfile.mkdtemp(prefix="evi-", dir="/tmp"))  # short: Unix socket paths are length-limited
+    monkeypatch.chdir(root)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+@pytest.fixture
+def no_bwrap(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
+    """A PATH on which bubblewrap cannot be found (the Python interpreter is still found by its full path)."""
+    monkeypatch.setenv("PATH", str(tmp_path))
+    probe_bwrap.cache_clear()
+    yield
+    probe_bwrap.cache_clear()
+
+
+def _recorded_config(record: Path, kind: str) -> dict[str, object]:
+    with sqlite3.connect(f"file:{record / 'ledger.sqlite'}?mode=ro", uri=True) as db:
+        (payload,) = db.execute("SELECT payload FROM events WHERE kind = ?", (kind,)).fetchone()
+    config = json.loads(payload)["config"]
+    assert isinstance(config, dict)
+    return config
+
+
+@pytest.mark.parametrize("command", ["evaluate", "run", "replay"])
+def test_explicit_bwrap_without_bubblewrap_is_a_usage_error_with_the_install_hint(
+    command: str, cwd: Path, no_bwrap: None
+) -> None:
+    args = {
+        "evaluate": ["evaluate", "-n", "1", "--isolation", "bwrap"],
+        "run": ["run", "--agent", "baseline", *SMALL, "--record-to", "runs/x", "--isolation", "bwrap"],
+        "replay": ["replay", str(cwd), "--execute", "--isolation", "bwrap"],
+    }[command]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert "bwrap is not installed" in result.output
+    assert "apt-get install bubblewrap" in result.output
+    assert not (cwd / "runs").exists()
+
+
+def test_auto_without_bubblewrap_falls_back_to_local_says_why_and_records_local(cwd: Path, no_bwrap: None) -> None:
+    result = CliRunner().invoke(cli, ["evaluate", "-n", "1", "--record-to", "rec"])
+    assert result.exit_code == 0, result.output
+    assert "isolation: local (auto: bwrap unavailable: bwrap is not installed)" in result.output
+    assert _recorded_config(cwd / "rec", "evaluation-started")["isolation"] == "local"
+
+
+@pytest.mark.skipif(_BWRAP is None, reason=f"bubblewrap is not usable here: {_WHY_NOT}")
+def test_a_run_records_the_resolved_isolation_and_resume_and_replay_accept_an_override(cwd: Path) -> None:
+    result = CliRunner().invoke(cli, ["run", "frozen-lake", "--agent", "baseline", *SMALL, "--record-to", "runs/r"])
+    assert result.exit_code == 0, result.output
+    assert "isolation: bwrap" in result.output
+    assert _recorded_config(cwd / "runs" / "r", "run-created")["isolation"] == "bwrap"
+    again = CliRunner().invoke(cli, ["resume", "runs/r", "--isolation", "local"])
+    assert again.exit_code == 0, again.output
+    assert "isolation: local (overrides the recorded one)" in again.output
+    for isolation in ("bwrap", "local"):  # the same trajectories under either backend
+        replayed = CliRunner().invoke(cli, ["replay", "runs/r", "--execute", "--isolation", isolation, "--json"])
+        assert replayed.exit_code == 0, replayed.output
+        assert json.loads(replayed.output)["ok"] is True
