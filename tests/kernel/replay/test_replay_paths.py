@@ -6,12 +6,13 @@ import functools
 import os
 import signal
 import threading
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import pytest
-from evoledger.kernel.replay import UNFOLDED_KINDS, ReplayReport, open_record, replay
+from evoledger.kernel.replay import UNFOLDED_KINDS, ReplayReport, open_record, replay, side_process
 from evoledger.kernel.replay.log_pass import audit_log, fold_log, fold_projections
 from evoledger.kernel.replay.side_process import can_fork, start_side_checks
 from evoledger.ledger.events import from_stored
@@ -100,7 +101,10 @@ def test_a_side_process_that_fails_reports_none(run_copy: Path, tmp_path: Path) 
 
 
 @needs_fork
-def test_a_side_process_that_dies_reports_none(run_copy: Path) -> None:
+def test_a_side_process_that_dies_reports_none(run_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The child of a small Run can finish before the kill reaches it; hold it first, so it is killed mid-work.
+    checks = side_process._side
+    monkeypatch.setattr(side_process, "_side", lambda *a, **k: (time.sleep(60), checks(*a, **k))[1])
     with open_record(run_copy) as record:
         side = start_side_checks(run_copy, record, episode_cap=10_000, max_problems=200, force=True)
         assert side is not None

@@ -88,6 +88,8 @@ def _run(root: Path, body: str, **settings: Any) -> list[EventBase]:
     config: dict[str, Any] = {
         "benchmark": BenchmarkRef(name="toy-counter"),
         "finish_grace_seconds": 0.5,
+        # the local backend: under bwrap a Policy cannot reach its worker (tests/kernel/execution/test_isolation.py)
+        "isolation": "local",
         "agent": AgentConfig(name=f"command:{sys.executable} {script}"),
         **settings,
     }

@@ -112,6 +112,8 @@ def _run(root: Path, program: str, agent: str) -> Path:
         "validation": ValidationConfig(episodes=3),
         "assessment": AssessmentConfig(episodes=3),
         "finish_grace_seconds": 0.5,
+        # the local backend: under bwrap the copy a Policy runs from is read-only (test_isolation.py)
+        "isolation": "local",
         "agent": AgentConfig(name=f"command:{sys.executable} {script}"),
     }
     result = run(RunConfig(**config), record_to=root / "r", initial_program=initial)
