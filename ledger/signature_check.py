@@ -166,7 +166,9 @@ def _check(root: Path, log_head: Head | None) -> SignatureReport:
     recorded_fp = None if recorded.public_key is None else PublicKey.from_hex(recorded.public_key).fingerprint
     if signed is None:
         if recorded_fp is None:
-            return SignatureReport("unsigned", "unsigned", "the record is not signed (no signer recorded, no ledger.sig)")
+            return SignatureReport(
+                "unsigned", "unsigned", "the record is not signed (no signer recorded, no ledger.sig)"
+            )
         return SignatureReport(
             "invalid",
             "signature_missing",

@@ -142,7 +142,9 @@ def read_signature(run_dir: Path) -> SignedHead | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise IntegrityError(f"{path} cannot be opened as a regular file ({exc.strerror}); it is not a signature")
+        raise IntegrityError(
+            f"{path} cannot be opened as a regular file ({exc.strerror}); it is not a signature"
+        ) from None
     try:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             raise IntegrityError(f"{path} is not a regular file; it is not a signature")
@@ -177,5 +179,7 @@ def read_signature(run_dir: Path) -> SignedHead | None:
     except InputError:
         raise IntegrityError(f"{path} holds no valid public key") from None
     if data["fingerprint"] != public.fingerprint:
-        raise IntegrityError(f"{path} names fingerprint {data['fingerprint']!r:.60}, but its key's is {public.fingerprint}")
+        raise IntegrityError(
+            f"{path} names fingerprint {data['fingerprint']!r:.60}, but its key's is {public.fingerprint}"
+        )
     return SignedHead(data["record_id"], Head(data["hash"], data["count"]), public, bytes.fromhex(data["signature"]))

@@ -15,6 +15,7 @@ and named by its *fingerprint*, ``ed25519:`` + the first 16 bytes of the sha256 
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import re
@@ -128,7 +129,7 @@ class SigningKey:
 
 
 def evoledger_home() -> Path:
-    """The user's evoledger directory: ``$EVOLEDGER_HOME``, ``$XDG_CONFIG_HOME/evoledger`` or ``~/.config/evoledger``."""
+    """The user's evoledger folder: ``$EVOLEDGER_HOME``, ``$XDG_CONFIG_HOME/evoledger`` or ``~/.config/evoledger``."""
     explicit = os.environ.get(HOME_ENV)
     if explicit:
         return Path(explicit)
@@ -161,10 +162,8 @@ def _private_dir(directory: Path) -> None:
         info = directory.lstat()
     except FileNotFoundError:
         directory.parent.mkdir(parents=True, exist_ok=True)
-        try:
+        with contextlib.suppress(FileExistsError):
             os.mkdir(directory, 0o700)
-        except FileExistsError:
-            pass
         info = directory.lstat()
     if stat.S_ISLNK(info.st_mode):
         raise ConfigError(
@@ -217,9 +216,7 @@ def load_key_file(path: Path) -> SigningKey:
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
     except FileNotFoundError:
-        raise ConfigError(
-            f"no signing key at {path}; create one with 'evoledger keys create --out {path}'"
-        ) from None
+        raise ConfigError(f"no signing key at {path}; create one with 'evoledger keys create --out {path}'") from None
     except OSError as exc:
         if os.path.islink(path):
             raise ConfigError(
@@ -251,7 +248,7 @@ def load_key_file(path: Path) -> SigningKey:
 
 
 def parse_trusted_key(value: str) -> PublicKey | str:
-    """What ``--trusted-key`` names: a public key (text form, or a file holding it or a PEM public key) or a fingerprint.
+    """What ``--trusted-key`` names: a public key (text form, a file holding it, a PEM public key) or a fingerprint.
 
     Returns a :class:`PublicKey`, or the fingerprint string when only a fingerprint was given.
     """

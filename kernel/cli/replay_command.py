@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 from evoledger.kernel.cli.options import echo_json
 from evoledger.kernel.replay import CheckResult, ReplayReport, replay
+from evoledger.ledger.signing_keys import parse_trusted_key
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -52,6 +53,8 @@ def print_report(report: ReplayReport, console: Console) -> None:
         else:
             for f in [f for f in check.findings if f.severity != "error"][:_SHOWN]:
                 console.print(f"[dim]{f.severity} ({check.name}): {f.message}[/dim]")
+    if report.signature is not None:
+        console.print(f"signature {report.signature['status']}: {escape(str(report.signature['message']))}")
     failure = report.first_failure
     if failure is None:
         console.print("[green]ok[/green]: every check passed")
@@ -65,13 +68,19 @@ def print_report(report: ReplayReport, console: Console) -> None:
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--execute", is_flag=True, help="Also re-run every recorded Episode and compare trajectory digests.")
 @click.option("--rebuild", is_flag=True, help="Regenerate workspace/feedback/ from the log before checking.")
+@click.option(
+    "--trusted-key",
+    metavar="KEY|FINGERPRINT",
+    default=None,
+    help="The Run must be signed by this key: a public key file, its text form or a fingerprint (see 'ledger verify').",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
-def replay_command(run_dir: Path, execute: bool, rebuild: bool, as_json: bool) -> None:
+def replay_command(run_dir: Path, execute: bool, rebuild: bool, trusted_key: str | None, as_json: bool) -> None:
     """Audit a Run: integrity, protocol, projections (and execution). Exit 0 only if every check passes.
 
     \b
     Checks:
-      integrity    hash chain, head manifest, every referenced Object (or its recorded eviction)
+      integrity    hash chain, head manifest, every referenced Object (or its recorded eviction), signature
       protocol     budget, limits, finish, Candidates, Validation, selection, Assessment, visibility
       projections  run state, the Agent mirror (workspace/feedback/) and retention, rebuilt from the log
       execution    (--execute) every Episode re-run from its Program snapshot and Host seeds
@@ -82,8 +91,10 @@ def replay_command(run_dir: Path, execute: bool, rebuild: bool, as_json: bool) -
       evoledger replay runs/cartpole-0
       evoledger replay runs/cartpole-0 --execute --json
       evoledger replay runs/cartpole-0 --rebuild
+      evoledger replay runs/cartpole-0 --trusted-key ed25519:3f1c0e4b9a7d2e6f8a0b1c2d3e4f5a6b
     """
-    report = replay(run_dir, execute=execute, rebuild=rebuild)
+    trusted = None if trusted_key is None else parse_trusted_key(trusted_key)
+    report = replay(run_dir, execute=execute, rebuild=rebuild, trusted_key=trusted)
     if as_json:
         echo_json(report.to_dict())
     else:
