@@ -117,8 +117,7 @@ class HeadSigner:
                     tmp.name, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644, dir_fd=dir_fd
                 )
                 try:
-                    os.write(fd, body)
-                    os.fsync(fd)
+                    os.write(fd, body)  # no fsync: after an OS crash, resume signs the head again
                 finally:
                     os.close(fd)
                 os.replace(tmp.name, SIGNATURE_NAME, src_dir_fd=dir_fd, dst_dir_fd=dir_fd)
