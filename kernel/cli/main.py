@@ -41,6 +41,7 @@ def main() -> None:
 
 def _register() -> None:
     from evoledger.kernel.cli.benchmarks_command import benchmarks_command
+    from evoledger.kernel.cli.bundle_command import bundle_command, unbundle_command
     from evoledger.kernel.cli.evaluate_command import evaluate_command
     from evoledger.kernel.cli.export_command import export_command
     from evoledger.kernel.cli.keys_command import keys_group
@@ -57,6 +58,8 @@ def _register() -> None:
         export_command,
         ledger_group,
         keys_group,
+        bundle_command,
+        unbundle_command,
         benchmarks_command,
     ):
         cli.add_command(command)

@@ -212,3 +212,21 @@ def test_an_evaluation_record_is_signed_too(tmp_path: Path) -> None:
     code, report = _verify(cli, tmp_path / "eval", public)
     assert code == 0, report
     assert report["signature"]["status"] == "trusted"
+
+
+def test_a_bundled_run_unbundles_verified_and_replays(work: tuple[Path, Cli, str]) -> None:
+    run, cli, public = work
+    shared = run.parent / "run.evoledger"
+    done = cli("bundle", str(run), "--out", str(shared), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["signed"] is True
+    copy = run.parent / "received"
+    unpacked = cli("unbundle", str(shared), "--out", str(copy), "--trusted-key", public, "--json")
+    assert unpacked.returncode == 0, unpacked.stderr
+    assert json.loads(unpacked.stdout)["status"] == "trusted"
+    assert not (copy / "workspace").exists()  # nothing a replay can rebuild is shipped
+    replayed = cli("replay", str(copy), "--rebuild", "--trusted-key", public)
+    assert replayed.returncode == 0, replayed.stdout
+    refused = cli("unbundle", str(shared), "--out", str(run.parent / "other"), "--trusted-key", "ed25519:" + "0" * 32)
+    assert refused.returncode == 3
+    assert not (run.parent / "other").exists()
