@@ -9,8 +9,10 @@ consistently. A signature closes that gap for whoever trusts the signer's public
 i.e. the head hash, the event count and the record's id (the Run id, or the Evaluation id). The Host
 signs it every time it writes the head manifest (after every committed append), so the signature
 always covers the whole log. ``ledger.sig`` holds the statement's fields, the public key, its
-fingerprint and the signature (hex), written atomically (a fresh temporary file, fsync, rename; never
-through a symlink). :mod:`evoledger.ledger.signature_check` checks it against a log.
+fingerprint and the signature (hex), written atomically (a fresh temporary file renamed into place; never
+through a symlink). It is not fsynced: that would double the cost of a commit, and a signature lost to an OS
+crash is reported as missing or stale (never as valid), until ``evoledger resume`` signs the head again.
+:mod:`evoledger.ledger.signature_check` checks it against a log.
 
 A valid signature proves that the holder of the key signed this exact log (every event up to the
 head) and that nothing was rewritten since. It does not prove that the Host was honest when it wrote
@@ -96,7 +98,7 @@ class HeadSigner:
 
     def __init__(self, key: SigningKey, record_id: str) -> None:
         if not _RECORD_ID.match(record_id):
-            raise IntegrityError(f"cannot sign heads of record {record_id!r:.140}: not a Run or Evaluation id")
+            raise InputError(f"cannot sign heads of record {record_id!r:.140}: not a Run or Evaluation id")
         self.key: Final = key
         self.record_id: Final = record_id
 
