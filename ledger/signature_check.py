@@ -27,6 +27,7 @@ from typing import Any, Final, Literal
 from evoledger.ledger.database import DATABASE_NAME, SQLITE_ERRORS, Database
 from evoledger.ledger.errors import EvoLedgerError, IntegrityError
 from evoledger.ledger.head import Head
+from evoledger.ledger.records import GENESIS_HASH
 from evoledger.ledger.signing import SIGNATURE_NAME, read_signature, statement
 from evoledger.ledger.signing_keys import PublicKey
 
@@ -100,6 +101,16 @@ def recorded_signer(db: Database) -> RecordSigner:
     return RecordSigner(None, None)
 
 
+def _hash_at(db: Database, seq: int) -> str | None:
+    if seq < 0:
+        return GENESIS_HASH
+    try:
+        row = db.conn.execute("SELECT hash FROM events WHERE seq = ?", (seq,)).fetchone()
+    except SQLITE_ERRORS as exc:
+        raise IntegrityError(f"cannot read the log: {exc}") from None
+    return None if row is None else str(row[0])
+
+
 def check_signature(
     run_dir: str | os.PathLike[str], *, log_head: Head | None, trusted: PublicKey | str | None = None
 ) -> SignatureReport:
@@ -159,6 +170,7 @@ def _check(root: Path, log_head: Head | None) -> SignatureReport:
         return SignatureReport("invalid", "record_unreadable", f"the ledger cannot be read to check its signer: {exc}")
     try:
         recorded = recorded_signer(db)
+        signed_prefix = signed is not None and _hash_at(db, signed.head.count - 1) == signed.head.hash
     except IntegrityError as exc:
         return SignatureReport("invalid", "record_unreadable", str(exc))
     finally:
@@ -213,6 +225,16 @@ def _check(root: Path, log_head: Head | None) -> SignatureReport:
             "invalid",
             "head_unknown",
             "the log's head cannot be established (see the chain findings), so the signature covers nothing known",
+            fp,
+            signed.head.count,
+        )
+    if signed.head != log_head and signed_prefix and signed.head.count < log_head.count:
+        return SignatureReport(
+            "invalid",
+            "signature_behind",
+            f"the signature covers the first {signed.head.count} of {log_head.count} events: the later ones are "
+            "unsigned (the Host died before signing them, and 'evoledger resume' signs the head again; or someone "
+            "else appended them)",
             fp,
             signed.head.count,
         )

@@ -170,14 +170,15 @@ def test_an_unsigned_record_says_so_and_fails_only_when_a_key_is_trusted(tmp_pat
     assert (report.status, report.ok) == ("untrusted", False)
 
 
-def test_a_signature_over_an_older_head_is_stale(tmp_path: Path) -> None:
+def test_a_signature_over_a_shorter_prefix_says_the_later_events_are_unsigned(tmp_path: Path) -> None:
     root = _signed_ledger(tmp_path / "run")
     old = (root / SIGNATURE_NAME).read_bytes()
     with Ledger.open(root, writable=True) as ledger:  # appended without the key: the signature lags
         ledger.append([RunCreated(**_created_fields("run-1"))])
     (root / SIGNATURE_NAME).write_bytes(old)
     report = check_signature(root, log_head=_head(root), trusted=KEY.public)
-    assert (report.status, report.code) == ("invalid", "signature_stale")
+    assert (report.status, report.code) == ("invalid", "signature_behind")
+    assert "resume" in report.message
 
 
 def test_a_log_signed_again_by_another_key_fails_against_the_recorded_and_the_trusted_key(tmp_path: Path) -> None:

@@ -230,3 +230,14 @@ def test_a_bundled_run_unbundles_verified_and_replays(work: tuple[Path, Cli, str
     refused = cli("unbundle", str(shared), "--out", str(run.parent / "other"), "--trusted-key", "ed25519:" + "0" * 32)
     assert refused.returncode == 3
     assert not (run.parent / "other").exists()
+
+
+def test_an_export_card_names_the_signer_and_the_verdict(work: tuple[Path, Cli, str]) -> None:
+    pytest.importorskip("pyarrow")
+    run, cli, _public = work
+    fingerprint = json.loads(cli("keys", "show", "--json").stdout)["fingerprint"]
+    done = cli("export", str(run), "--out", str(run.parent / "dataset"))
+    assert done.returncode == 0, done.stderr
+    card = (run.parent / "dataset" / "README.md").read_text(encoding="utf-8")
+    assert f'signer: "{fingerprint}"' in card
+    assert f"signed by `{fingerprint}`" in card
