@@ -20,6 +20,8 @@ from pathlib import Path
 from evoledger.ledger.canonical import canonical_json
 from evoledger.ledger.log import check_batch
 from evoledger.ledger.records import PendingEvent, StoredEvent
+from evoledger.ledger.signing import HeadSigner
+from evoledger.ledger.signing_keys import SigningKey
 from evoledger.ledger.store import Ledger
 from evoledger.ledger.verify import verify
 from rich.console import Console
@@ -98,8 +100,12 @@ def raw_baseline(rows: list[StoredEvent], path: Path, batch: int) -> float:
     return len(tuples) / seconds
 
 
-def ledger_append(events: list[PendingEvent], run_dir: Path, batch: int) -> tuple[float, Ledger]:
+def ledger_append(
+    events: list[PendingEvent], run_dir: Path, batch: int, signer: HeadSigner | None = None
+) -> tuple[float, Ledger]:
     ledger = Ledger.create(run_dir, clock=_fixed_clock)
+    if signer is not None:
+        ledger.sign_heads(signer)
     ledger.objects.put_many(object_bytes(i) for i in range(_DISTINCT_OBJECTS))
 
     def run() -> None:
@@ -158,6 +164,16 @@ def main() -> None:
             f"{raw_single:,.0f}",
             f"{single / raw_single:.0%}",
             "",
+        )
+        signer = HeadSigner(SigningKey.from_seed(bytes(32)), "bench")
+        signed, signed_ledger = ledger_append(single_events, root / "signed", 1, signer)
+        signed_ledger.close()
+        table.add_row(
+            "  same, every head signed into ledger.sig (events/s)",
+            f"{signed:,.0f}",
+            f"{raw_single:,.0f}",
+            f"{signed / raw_single:.0%}",
+            f"{signed / single:.0%} of unsigned",
         )
 
         read_rate = len(stored) / _timed(lambda: sum(1 for _ in ledger.records()))

@@ -171,6 +171,8 @@ def _front_matter(card: CardInput) -> dict[str, Any]:
                 "benchmark": run.benchmark,
                 "benchmark_params_hash": run.benchmark_params_hash,
                 "created_by": run.created_by,
+                "signer": run.signer,
+                "signature": run.signature,
             }
             for run in card.runs
         ],
@@ -257,15 +259,21 @@ def _body(card: CardInput) -> list[str]:
         "",
         "## Source Runs",
         "",
-        "| run | benchmark | head hash | events | end | selected | assessment score |",
-        "|---|---|---|---|---|---|---|",
+        "| run | benchmark | head hash | events | end | selected | assessment score | signature |",
+        "|---|---|---|---|---|---|---|---|",
     ]
     for run in card.runs:
         score = "" if run.assessment_score is None else repr(run.assessment_score)
+        signed = run.signature if run.signer is None else f"{run.signature} by `{run.signer}`"
         lines.append(
             f"| `{run.run_id}` | `{run.benchmark}` | `{run.head_hash}` | {run.events} | {run.end_reason or ''} "
-            f"| {run.selected or ''} | {score} |"
+            f"| {run.selected or ''} | {score} | {signed} |"
         )
+    lines += [
+        "",
+        "A signature proves that the holder of that key signed the head hash (and so every event up to it); it does "
+        "not prove the Host was honest. Check a Run with `evoledger ledger verify <run> --trusted-key <fingerprint>`.",
+    ]
     lines += [
         "",
         "## How it was produced",

@@ -32,6 +32,8 @@ from evoledger.exporters.requirements import require_minari, require_pyarrow
 from evoledger.exporters.runs import RunFacts, open_run, read_run_facts
 from evoledger.ledger.errors import ConfigError, InputError
 from evoledger.ledger.events import LEDGER_FORMAT_VERSION
+from evoledger.ledger.head import Head
+from evoledger.ledger.signature_check import check_signature
 from evoledger.ledger.store import Ledger
 
 if TYPE_CHECKING:
@@ -41,6 +43,7 @@ __all__ = ["export_dataset"]
 
 
 def _run_report(facts: RunFacts) -> RunReport:
+    signature = check_signature(facts.path, log_head=Head(facts.head_hash, facts.event_count))
     return RunReport(
         run_id=facts.run_id,
         path=str(facts.path),
@@ -54,6 +57,8 @@ def _run_report(facts: RunFacts) -> RunReport:
         selected=facts.selected,
         assessment_score=facts.assessment_score(),
         submissions=len(facts.submissions),
+        signer=signature.fingerprint,
+        signature=signature.status,
     )
 
 

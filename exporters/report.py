@@ -64,6 +64,10 @@ class RunReport:
     selected: str | None
     assessment_score: float | None
     submissions: int
+    signer: str | None = None
+    """The fingerprint in the Run's ``ledger.sig`` (or named by ``run-created``); ``None``: unsigned."""
+    signature: str = "unsigned"
+    """The signature verdict on the exported head: ``signed``, ``unsigned`` or ``invalid`` (see ``ledger.signing``)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -79,6 +83,8 @@ class RunReport:
             "selected": self.selected,
             "assessment_score": self.assessment_score,
             "submissions": self.submissions,
+            "signer": self.signer,
+            "signature": self.signature,
         }
 
 

@@ -36,7 +36,10 @@ from evoledger.ledger.events import (
     EpisodeSummary,
     EvaluationFinished,
     EvaluationStarted,
+    Signer,
 )
+from evoledger.ledger.signing import HeadSigner
+from evoledger.ledger.signing_keys import SigningKey
 from evoledger.ledger.snapshots import materialize_program, snapshot_program
 from evoledger.ledger.store import Ledger
 from pydantic import BaseModel, ConfigDict, Field
@@ -141,12 +144,14 @@ def evaluate(
     registry: BenchmarkRegistry | None = None,
     executor: Executor | None = None,
     on_episode: Callable[[EpisodeResult], None] | None = None,
+    signing_key: SigningKey | None = None,
 ) -> EvaluationResult:
     """Evaluate the Program in directory ``program`` on ``benchmark`` and record every Episode.
 
     ``benchmark`` is a registry name, an import string ``"pkg.module:factory"`` or a :class:`BenchmarkRef`.
     Records into ``ledger`` if given, else a new ledger at ``record_to``, else a temporary one that is
     discarded. ``on_episode`` is called once per finished Episode, in Episode order (for progress bars).
+    With ``signing_key`` a new record (``record_to``) names its public key and every head is signed into ``ledger.sig``.
     """
     config = config or EvaluationConfig()
     used = getattr(executor, "isolation", None) if executor is not None else resolve_isolation(config.isolation)
@@ -159,6 +164,9 @@ def evaluate(
     with _ledger_for(record_to, ledger) as book:
         snapshot = snapshot_program(Path(program), book.objects)
         evaluation_id = _evaluation_id(snapshot.digest, identity, config)
+        signer = signing_key if ledger is None else None  # a caller's own ledger is signed by its owner
+        if signer is not None:
+            book.sign_heads(HeadSigner(signer, evaluation_id))
         plans = plan_episodes(bench, config.split, seeds=public_seeds(config.seed), count=config.episodes)
         book.append(
             [
@@ -172,6 +180,7 @@ def evaluate(
                     seed=config.seed,
                     config=config.model_dump(mode="json"),
                     created_by=f"evoledger {__version__}",
+                    signer=None if signer is None else Signer.of(signer.public.hex),
                 ),
                 *(
                     EpisodePlanned(

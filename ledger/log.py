@@ -264,6 +264,8 @@ class SQLiteEventLog:
         self._clock: Final = clock if clock is not None else utc_now
         self._manifest: Final = manifest
         self._head: Head | None = None
+        self.on_manifest: Callable[[Head], None] | None = None
+        """Called with the head after each manifest rewrite (the Host signs it: ``Ledger.sign_heads``)."""
 
     def head(self) -> Head:
         db = self._db
@@ -348,4 +350,7 @@ class SQLiteEventLog:
 
     def _write_manifest(self) -> None:
         if self._manifest is not None:
-            self._manifest.write(self.head())
+            head = self.head()
+            self._manifest.write(head)
+            if self.on_manifest is not None:
+                self.on_manifest(head)

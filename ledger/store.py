@@ -47,6 +47,7 @@ from evoledger.ledger.records import GENESIS_HASH, PendingEvent, StoredEvent
 
 if TYPE_CHECKING:
     from evoledger.ledger.events import EventBase
+    from evoledger.ledger.signing import HeadSigner
 
 __all__ = ["CURRENT_HEAD", "HeadSentinel", "Ledger", "RecordedEvent"]
 
@@ -181,6 +182,13 @@ class Ledger:
     def database(self) -> Database:
         """The shared ``ledger.sqlite`` connection (for ``verify`` and other integrity tooling)."""
         return self._db
+
+    def sign_heads(self, signer: HeadSigner) -> None:
+        """Sign the current head now and every head after each later commit, into ``ledger.sig`` (writable only)."""
+        self._db.require_writable("sign the head manifest")
+        with self._db.lock:
+            self.log.on_manifest = lambda head: signer.write(self.path, head)
+            signer.write(self.path, self.log.head())
 
     # -- raw level ---------------------------------------------------------------------------------
     def head(self) -> Head:

@@ -80,6 +80,8 @@ class RunState:
     max_submissions: int = 0
     finish_budget_policy: str = "allow_early"
     config: Map[str, Any] = field(default_factory=Map)
+    signer: str | None = None
+    """The fingerprint of the key ``run-created`` names as the Run's signer; ``None``: an unsigned Run."""
     budget_left: int = 0
     charged: int = 0
     refunded: int = 0
@@ -123,6 +125,7 @@ def _created_fields(e: RunCreated) -> dict[str, Any]:
         "max_submissions": e.max_submissions,
         "finish_budget_policy": e.finish_budget_policy,
         "config": Map(e.config),
+        "signer": None if e.signer is None else e.signer.fingerprint,
         "budget_left": e.episode_budget,
     }
 

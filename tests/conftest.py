@@ -2,13 +2,16 @@
 
 ``default`` keeps the README's test command quick; ``ci`` (selected by ``.ci/run`` through
 ``HYPOTHESIS_PROFILE=ci``) runs more examples and longer stateful programs for tests that take their
-example counts from the profile (the protocol and ledger state machines do).
+example counts from the profile (the protocol and ledger state machines do). Every test runs with
+``EVOLEDGER_HOME`` in a temporary folder, so Runs recorded through the CLI never touch the user's signing key.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 
+import pytest
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -27,3 +30,11 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+@pytest.fixture(autouse=True, scope="session")
+def _private_evoledger_home(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Every command a test runs signs with a key in a temporary EVOLEDGER_HOME, never the user's own key."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("EVOLEDGER_HOME", str(tmp_path_factory.mktemp("evoledger-home") / "home"))
+        yield

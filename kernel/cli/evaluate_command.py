@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice, parse_config_pairs
 from evoledger.kernel.evaluation import EpisodeResult, EvaluationConfig, EvaluationResult, evaluate
 from evoledger.kernel.execution import PolicyLimits, resolve_isolation
@@ -49,6 +50,7 @@ def _table(result: EvaluationResult, shown: int) -> Table:
     type=click.Path(file_okay=False, path_type=Path),
     help="Keep the ledger in this new directory (default: a temporary ledger, discarded).",
 )
+@signing_key_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def evaluate_command(
     program_dir: Path | None,
@@ -61,11 +63,13 @@ def evaluate_command(
     act_timeout: float | None,
     isolation: str,
     record_to: Path | None,
+    signing_key: Path | None,
     as_json: bool,
 ) -> None:
     """Evaluate the Policy Program in PROGRAM_DIR on a Benchmark and record every Episode.
 
-    PROGRAM_DIR defaults to the Benchmark's packaged baseline Program.
+    PROGRAM_DIR defaults to the Benchmark's packaged baseline Program. A record kept with --record-to is signed
+    (--signing-key, default: your key).
 
     \b
     Examples:
@@ -80,6 +84,7 @@ def evaluate_command(
         split=split, episodes=episodes, seed=seed, workers=workers, limits=limits, isolation=chosen.isolation
     )
     ref = BenchmarkRef(name=benchmark, config=parse_config_pairs(settings))
+    key = resolve_signing_key(signing_key) if record_to is not None else None
     console = Console(stderr=True)
     if not as_json:  # JSON output stays one document; the record keeps the isolation used
         console.print(f"isolation: {chosen.describe()}", highlight=False)
@@ -97,7 +102,7 @@ def evaluate_command(
         def _advance(result: EpisodeResult) -> None:
             progress.update(task, advance=1, last=f"return {result.episode_return:.2f}")
 
-        result = evaluate(program, ref, config=config, record_to=record_to, on_episode=_advance)
+        result = evaluate(program, ref, config=config, record_to=record_to, on_episode=_advance, signing_key=key)
     if as_json:
         echo_json(result.model_dump(mode="json"))
         return

@@ -9,9 +9,12 @@ import click
 from evoledger.kernel.cli.options import echo_json
 from evoledger.ledger.errors import UnknownNameError
 from evoledger.ledger.events import EVENT_TYPES
+from evoledger.ledger.signature_check import check_signature
+from evoledger.ledger.signing_keys import parse_trusted_key
 from evoledger.ledger.store import Ledger
 from evoledger.ledger.verify import verify
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 
 __all__ = ["ledger_group"]
@@ -32,29 +35,45 @@ def ledger_group() -> None:
 
 @ledger_group.command("verify")
 @click.argument("record_dir", type=_RECORD)
+@click.option(
+    "--trusted-key",
+    metavar="KEY|FINGERPRINT",
+    default=None,
+    help="Prove the log was written by this key's holder and not rewritten since: a public key file or its text "
+    "form (from 'evoledger keys export'), or a fingerprint ed25519:<32 hex>.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
-def verify_command(record_dir: Path, as_json: bool) -> None:
-    """Check the hash chain, the head manifest and every referenced Object. Exit 0 only if all hold.
+def verify_command(record_dir: Path, trusted_key: str | None, as_json: bool) -> None:
+    """Check the hash chain, the head manifest, every referenced Object and the signature. Exit 0 only if all hold.
+
+    Without --trusted-key the signature is reported (signed by a fingerprint, unsigned, or invalid) but nothing
+    says who holds that key; with it, the Run must be signed by exactly that key.
 
     \b
-    Example:
+    Examples:
       evoledger ledger verify runs/cartpole-0 --json
+      evoledger ledger verify runs/cartpole-0 --trusted-key lab.pub
+      evoledger ledger verify runs/cartpole-0 --trusted-key ed25519:3f1c0e4b9a7d2e6f8a0b1c2d3e4f5a6b
     """
+    trusted = None if trusted_key is None else parse_trusted_key(trusted_key)
     report = verify(record_dir)
+    signature = check_signature(record_dir, log_head=report.log_head, trusted=trusted)
     if as_json:
-        echo_json(report.to_dict())
+        echo_json({**report.to_dict(), "ok": report.ok and signature.ok, "signature": signature.to_dict()})
     else:
         console = Console()
-        verdict = "[green]ok[/green]" if report.ok else "[red]FAILED[/red]"
+        verdict = "[green]ok[/green]" if report.ok and signature.ok else "[red]FAILED[/red]"
         console.print(
             f"{verdict}  {report.events_checked} events, {report.objects_checked} objects checked in {record_dir}"
         )
+        mark = "[green]" if signature.ok else "[red]"
+        console.print(f"{mark}signature {signature.status}[/]  {escape(signature.message)}")
         if report.problems:
             table = Table("check", "code", "seq", "digest", "what it means")
             for p in report.problems[:50]:
                 table.add_row(p.check, p.code, "" if p.seq is None else str(p.seq), (p.digest or "")[:23], p.message)
             console.print(table)
-    if not report.ok:
+    if not (report.ok and signature.ok):
         raise SystemExit(3)
 
 

@@ -41,8 +41,10 @@ def main() -> None:
 
 def _register() -> None:
     from evoledger.kernel.cli.benchmarks_command import benchmarks_command
+    from evoledger.kernel.cli.bundle_command import bundle_command, unbundle_command
     from evoledger.kernel.cli.evaluate_command import evaluate_command
     from evoledger.kernel.cli.export_command import export_command
+    from evoledger.kernel.cli.keys_command import keys_group
     from evoledger.kernel.cli.ledger_commands import ledger_group
     from evoledger.kernel.cli.replay_command import replay_command
     from evoledger.kernel.cli.resume_command import resume_command
@@ -55,6 +57,9 @@ def _register() -> None:
         evaluate_command,
         export_command,
         ledger_group,
+        keys_group,
+        bundle_command,
+        unbundle_command,
         benchmarks_command,
     ):
         cli.add_command(command)

@@ -8,6 +8,7 @@ import click
 from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice
 from evoledger.kernel.execution import resolve_isolation
 from evoledger.kernel.replay import CheckResult, ReplayReport, replay
+from evoledger.ledger.signing_keys import parse_trusted_key
 from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
@@ -53,6 +54,8 @@ def print_report(report: ReplayReport, console: Console) -> None:
         else:
             for f in [f for f in check.findings if f.severity != "error"][:_SHOWN]:
                 console.print(f"[dim]{f.severity} ({check.name}): {f.message}[/dim]")
+    if report.signature is not None:
+        console.print(f"signature {report.signature['status']}: {escape(str(report.signature['message']))}")
     failure = report.first_failure
     if failure is None:
         console.print("[green]ok[/green]: every check passed")
@@ -73,13 +76,21 @@ def print_report(report: ReplayReport, console: Console) -> None:
     show_default=True,
     help="With --execute: " + ISOLATION_HELP + " Never taken from the record.",
 )
+@click.option(
+    "--trusted-key",
+    metavar="KEY|FINGERPRINT",
+    default=None,
+    help="The Run must be signed by this key: a public key file, its text form or a fingerprint (see 'ledger verify').",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
-def replay_command(run_dir: Path, execute: bool, rebuild: bool, isolation: str, as_json: bool) -> None:
+def replay_command(
+    run_dir: Path, execute: bool, rebuild: bool, isolation: str, trusted_key: str | None, as_json: bool
+) -> None:
     """Audit a Run: integrity, protocol, projections (and execution). Exit 0 only if every check passes.
 
     \b
     Checks:
-      integrity    hash chain, head manifest, every referenced Object (or its recorded eviction)
+      integrity    hash chain, head manifest, every referenced Object (or its recorded eviction), signature
       protocol     budget, limits, finish, Candidates, Validation, selection, Assessment, visibility
       projections  run state, the Agent mirror (workspace/feedback/) and retention, rebuilt from the log
       execution    (--execute) every Episode re-run from its Program snapshot and Host seeds
@@ -90,13 +101,15 @@ def replay_command(run_dir: Path, execute: bool, rebuild: bool, isolation: str, 
       evoledger replay runs/cartpole-0
       evoledger replay runs/cartpole-0 --execute --json
       evoledger replay runs/cartpole-0 --rebuild
+      evoledger replay runs/cartpole-0 --trusted-key ed25519:3f1c0e4b9a7d2e6f8a0b1c2d3e4f5a6b
     """
+    trusted = None if trusted_key is None else parse_trusted_key(trusted_key)
     if execute:
         chosen = resolve_isolation(isolation)  # ConfigError (with the install hint) for an unusable bwrap
         if not as_json:
             Console(stderr=True).print(f"isolation: {chosen.describe()}", highlight=False)
         isolation = chosen.isolation
-    report = replay(run_dir, execute=execute, rebuild=rebuild, isolation=isolation)
+    report = replay(run_dir, execute=execute, rebuild=rebuild, isolation=isolation, trusted_key=trusted)
     if as_json:
         echo_json(report.to_dict())
     else:

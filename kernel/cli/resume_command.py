@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice
 from evoledger.kernel.cli.run_command import print_summary
 from evoledger.kernel.execution import resolve_isolation
@@ -22,21 +23,26 @@ __all__ = ["resume_command"]
     default=None,
     help="Override the isolation recorded in the Run (default: the recorded one). " + ISOLATION_HELP,
 )
+@signing_key_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def resume_command(run_dir: Path, isolation: str | None, as_json: bool) -> None:
+def resume_command(run_dir: Path, isolation: str | None, signing_key: Path | None, as_json: bool) -> None:
     """Continue the Run in RUN_DIR after its Host died (kill -9, power loss): from the ledger alone.
 
     Work in flight is completed without charging budget twice, the Agent is restarted if it had not
     finished, and judging continues where it stopped. A Run that already ended is only summarized.
+    A signed Run is signed again with the key it names (--signing-key, default: yours); another key is refused.
 
     \b
     Example:
       evoledger resume runs/cartpole-0
+      evoledger resume runs/cartpole-0 --signing-key ~/keys/lab.pem
     """
     chosen = None if isolation is None else resolve_isolation(isolation)
     if chosen is not None and not as_json:
         Console(stderr=True).print(f"isolation: {chosen.describe()} (overrides the recorded one)", highlight=False)
-    result = resume(run_dir, isolation=None if chosen is None else chosen.isolation)
+    result = resume(
+        run_dir, isolation=None if chosen is None else chosen.isolation, signing_key=resolve_signing_key(signing_key)
+    )
     if as_json:
         echo_json(result.model_dump(mode="json"))
     else:

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice, parse_config_pairs
 from evoledger.kernel.execution import PolicyLimits, resolve_isolation
 from evoledger.kernel.registry import BenchmarkRef
@@ -41,6 +42,7 @@ def print_summary(result: RunResult, console: Console) -> None:
     verdict.add_row("assessment score", assessed)
     verdict.add_row("budget used", f"{result.budget_used} of {result.budget_total}")
     verdict.add_row("seed", seed_line(result.seed))
+    verdict.add_row("signed by", result.signer or "unsigned")
     console.print(verdict)
     console.print(f"audit it: evoledger replay {result.run_dir}")
 
@@ -107,6 +109,7 @@ def seed_line(seed: int | None) -> str:
 @click.option("--workers", "-w", default=1, show_default=True, type=click.IntRange(1, 256))
 @click.option("--isolation", type=isolation_choice(), default="auto", show_default=True, help=ISOLATION_HELP)
 @click.option("--fallback", type=click.Choice(["none", "best_public"]), default="none", show_default=True)
+@signing_key_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 def run_command(**options: Any) -> None:
     """Run an Agent against a Benchmark under an Episode budget, then validate, select and assess.
@@ -142,6 +145,7 @@ def run_command(**options: Any) -> None:
         fallback=options["fallback"],
         agent=AgentConfig(name=options["agent"], model=options["agent_model"], args=tuple(options["agent_args"])),
     )
+    signing_key = resolve_signing_key(options["signing_key"])  # a bad key is refused before anything is created
     stem = name if options["seed"] is None else f"{name}-{options['seed']}"
     record_to = options["record_to"] or _fresh_dir(Path("runs"), stem)
     console = Console(stderr=True)
@@ -172,6 +176,7 @@ def run_command(**options: Any) -> None:
             record_to=record_to,
             initial_program=options["initial_program"],
             on_update=_update,
+            signing_key=signing_key,
         )
     if as_json:
         echo_json(result.model_dump(mode="json"))

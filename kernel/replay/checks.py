@@ -46,8 +46,10 @@ from evoledger.kernel.replay.projection_check import ProjectionRebuild
 from evoledger.kernel.replay.record import RunRecord, open_record
 from evoledger.kernel.replay.report import CheckResult, Finding, ReplayReport
 from evoledger.kernel.replay.side_process import start_side_checks
+from evoledger.kernel.replay.signature import check_run_signature, with_signature
 from evoledger.kernel.run.config import PROTOCOL_EPISODE_CAP
 from evoledger.ledger.errors import EvoLedgerError, LedgerError, LedgerNotFoundError
+from evoledger.ledger.signing_keys import PublicKey
 from evoledger.ledger.verify import VerifyReport, verify, verify_opened
 from evoledger.projections import audit
 
@@ -191,6 +193,7 @@ def replay(
     workers: int | None = None,
     parallel: bool | None = None,
     isolation: str = "auto",
+    trusted_key: PublicKey | str | None = None,
 ) -> ReplayReport:
     """Audit the Run in ``run_dir`` (see the module docstring); ``rebuild`` first regenerates its mirror.
 
@@ -198,7 +201,8 @@ def replay(
 
     ``parallel``: run checks 1-2 in a forked second process while this one runs check 3
     (``kernel.replay.side_process``): ``None`` when the log is large and it is safe, ``True``
-    whenever it is safe, ``False`` never. The report is the same either way.
+    whenever it is safe, ``False`` never. The report is the same either way. The signature (``ledger.sig``) is
+    part of the integrity check; with ``trusted_key`` (a public key or fingerprint) it must be that key's.
     """
     root = Path(run_dir)
     with _collector_paused():
@@ -212,6 +216,8 @@ def replay(
             return ReplayReport(str(root), (check_integrity(root), *skipped))
         try:
             integrity, protocol, report, projection_result, rebuilt = _checks_1_to_3(root, record, rebuild, parallel)
+            signature = check_run_signature(root, record.rows, integrity, trusted_key)
+            integrity = with_signature(integrity, signature)
         except BaseException:
             record.close()
             raise
@@ -222,7 +228,9 @@ def replay(
             execution = check_execution(record, report, workers=workers, isolation=isolation)
         else:
             execution = CheckResult.skipped("execution", "not asked for (--execute re-runs every recorded Episode)")
-    return ReplayReport(str(root), (integrity, protocol, projection_result, execution), rebuilt=rebuilt)
+    return ReplayReport(
+        str(root), (integrity, protocol, projection_result, execution), rebuilt=rebuilt, signature=signature.to_dict()
+    )
 
 
 def _checks_1_to_3(

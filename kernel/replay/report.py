@@ -73,6 +73,8 @@ class ReplayReport:
     checks: tuple[CheckResult, ...]
     rebuilt: dict[str, Any] | None = None
     """What ``--rebuild`` did to ``workspace/feedback/`` (files written and deleted), if asked."""
+    signature: dict[str, Any] | None = None
+    """The signature verdict (``ledger.signature_check.SignatureReport.to_dict``): status, fingerprint, message."""
 
     @property
     def ok(self) -> bool:

@@ -26,6 +26,8 @@ from evoledger.kernel.run.setup import plan_run, recorded_run_key
 from evoledger.kernel.session import WORKSPACE_ENV
 from evoledger.ledger.errors import ConfigError, InputError
 from evoledger.ledger.events import AgentExited, AgentStarted, RunCreated
+from evoledger.ledger.signing import HeadSigner
+from evoledger.ledger.signing_keys import SigningKey
 from evoledger.ledger.store import Ledger
 from evoledger.projections.run_state import RunState, fold
 
@@ -63,16 +65,37 @@ def _stop_stale_agent(ledger: Ledger, state: RunState, layout: RunLayout) -> Age
     )
 
 
+def _sign(ledger: Ledger, created: RunCreated, key: SigningKey | None, ended: bool) -> None:
+    """Sign the head again (and every later one) with the key the Run names; refuse another key.
+
+    An unsigned Run stays unsigned: its ``run-created`` names no key, so no later signature could be checked.
+    """
+    if created.signer is None:
+        return
+    if key is None and ended:
+        return
+    if key is None or key.fingerprint != created.signer.fingerprint:
+        given = "no signing key" if key is None else f"the key {key.fingerprint} ({key.path or 'in memory'})"
+        raise ConfigError(
+            f"{ledger.path} is signed by {created.signer.fingerprint}, but resume was given {given}; signing it with "
+            "another key would break its signature. Resume it with --signing-key <the key file of that fingerprint>"
+        )
+    ledger.sign_heads(HeadSigner(key, created.run_id))
+
+
 def resume(
     run_dir: Path,
     *,
     registry: BenchmarkRegistry | None = None,
     on_update: Callable[[RunState], None] | None = None,
     isolation: Isolation | None = None,
+    signing_key: SigningKey | None = None,
 ) -> RunResult:
     """Continue the Run in ``run_dir`` to its end. A Run that already ended is returned as it is.
 
-    Policies run under the recorded isolation unless ``isolation`` overrides it."""
+    Policies run under the recorded isolation unless ``isolation`` overrides it. A signed Run is signed again
+    with ``signing_key``, which must be the key its ``run-created`` names.
+    """
     layout = RunLayout(Path(run_dir).resolve())
     with Ledger.open(layout.root, writable=True) as ledger:
         created = _run_created(ledger)
@@ -83,6 +106,7 @@ def resume(
         if isolation is not None:
             config = config.model_copy(update={"isolation": isolation})
         state = fold(r.event for r in ledger.events())
+        _sign(ledger, created, signing_key, ended=state.ended_reason is not None)
         if state.ended_reason is not None:
             return summarize(layout, state, [])
         key = recorded_run_key((r.event for r in ledger.events(kinds=["run-key"])), layout.root)

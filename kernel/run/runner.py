@@ -23,6 +23,7 @@ from evoledger.kernel.run.setup import RunPlan, create_run, recorded_run_key
 from evoledger.kernel.run.task import task_text_for
 from evoledger.kernel.session import SOCKET_ENV, WORKSPACE_ENV, SessionServer
 from evoledger.ledger.events import EventBase
+from evoledger.ledger.signing_keys import SigningKey
 from evoledger.ledger.store import Ledger
 from evoledger.projections.run_state import RunState, fold
 from pydantic import BaseModel, ConfigDict
@@ -48,6 +49,9 @@ class RunResult(BaseModel):
     """The user-given seed the Run's key was derived from; ``None``: a random secret key."""
     held_out_episodes: Literal["secret", "predictable"] = "secret"
     """``predictable`` when a known seed derived the key: anyone who knows it can compute the held-out Episodes."""
+    signer: str | None = None
+    """The fingerprint of the key that signs the Run's head (``ledger.sig``); ``None``: unsigned. The Host cannot vouch
+    for its own signature: check it with ``evoledger ledger verify RUN --trusted-key <fingerprint>``."""
 
 
 def summarize(layout: RunLayout, state: RunState, validation: list[dict[str, Any]]) -> RunResult:
@@ -74,6 +78,7 @@ def summarize(layout: RunLayout, state: RunState, validation: list[dict[str, Any
         budget_left=state.budget_left,
         seed=seed,
         held_out_episodes="secret" if seed is None else "predictable",
+        signer=state.signer,
     )
 
 
@@ -186,10 +191,12 @@ def run(
     registry: BenchmarkRegistry | None = None,
     on_update: Callable[[RunState], None] | None = None,
     random_bytes: Callable[[int], bytes] = secrets.token_bytes,
+    signing_key: SigningKey | None = None,
 ) -> RunResult:
     """Run a complete Run: create it in ``record_to``, let ``config.agent`` evolve the Program, judge, record the end.
 
-    Without ``config.seed`` the Run's secret key (and the Agent's seed) come from ``random_bytes``.
+    Without ``config.seed`` the Run's secret key (and the Agent's seed) come from ``random_bytes``. With
+    ``signing_key`` every head of the log is signed into ``ledger.sig`` (the CLI passes the Host's key).
 
     >>> run(RunConfig(episode_budget=40), record_to=Path("runs/demo"))  # doctest: +SKIP
     """
@@ -198,7 +205,12 @@ def run(
     # ``auto`` is resolved before run-created records the config: the record says which isolation was used.
     config = config.model_copy(update={"isolation": resolve_isolation(config.isolation).isolation})
     ledger, layout, benchmark, plan, _snapshot = create_run(
-        record_to, config, initial_program=initial_program, registry=registry, random_bytes=random_bytes
+        record_to,
+        config,
+        initial_program=initial_program,
+        registry=registry,
+        random_bytes=random_bytes,
+        signing_key=signing_key,
     )
     with ledger:
         return continue_run(

@@ -24,7 +24,9 @@ from evoledger.kernel.registry import BenchmarkRegistry, default_registry
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.layout import RunLayout
 from evoledger.ledger.errors import InputError, LedgerExistsError
-from evoledger.ledger.events import BenchmarkIdentity, EpisodePlanned, EventBase, RunCreated, RunKey
+from evoledger.ledger.events import BenchmarkIdentity, EpisodePlanned, EventBase, RunCreated, RunKey, Signer
+from evoledger.ledger.signing import HeadSigner
+from evoledger.ledger.signing_keys import SigningKey
 from evoledger.ledger.snapshots import ProgramSnapshot, materialize_program, snapshot_program
 from evoledger.ledger.store import Ledger
 
@@ -112,11 +114,13 @@ def create_run(
     initial_program: Path | None = None,
     registry: BenchmarkRegistry | None = None,
     random_bytes: Callable[[int], bytes] = secrets.token_bytes,
+    signing_key: SigningKey | None = None,
 ) -> tuple[Ledger, RunLayout, Benchmark, RunPlan, ProgramSnapshot]:
     """Create the Run directory and record ``run-created``, the secret key, the plan and the initial Program snapshot.
 
     The key is random (drawn from ``random_bytes``) unless ``config.seed`` is given. Refuses a directory that
-    already holds a Run (resume it instead).
+    already holds a Run (resume it instead). With ``signing_key`` the Run names its public key in ``run-created``
+    and every head manifest is signed into ``ledger.sig`` (``ledger.signing``).
     """
     layout = RunLayout(Path(root).resolve())  # absolute: the Agent runs elsewhere and gets these paths
     if (layout.root / "ledger.sqlite").exists() or (layout.root / "ledger.head").exists():
@@ -132,14 +136,17 @@ def create_run(
     fresh = not layout.root.exists()
     layout.root.mkdir(parents=True, exist_ok=True)
     ledger = Ledger.create(layout.root)
+    run_id = _run_id(layout.root)
     try:
+        if signing_key is not None:
+            ledger.sign_heads(HeadSigner(signing_key, run_id))
         layout.create_dirs()
         snapshot = snapshot_program(source, ledger.objects)
         materialize_program(snapshot.digest, ledger.objects, layout.program, overwrite=True)
         ledger.append(
             [
                 RunCreated(
-                    run_id=_run_id(layout.root),
+                    run_id=run_id,
                     benchmark=BenchmarkIdentity.of(spec.id, dict(spec.environment_parameters)),
                     episode_budget=config.episode_budget,
                     max_submissions=config.submission_limit,
@@ -150,6 +157,7 @@ def create_run(
                     pool_commitment=plan.commitment,
                     seed=config.seed,
                     created_by=f"evoledger {__version__}",
+                    signer=None if signing_key is None else Signer.of(signing_key.public.hex),
                 ),
                 RunKey(key=key.hex()),
                 *planned_events(plan),

@@ -60,6 +60,7 @@ from evoledger.ledger.events.run import (
     RunEndReason,
     RunKey,
     RunKeyHex,
+    Signer,
 )
 from evoledger.ledger.events.submissions import (
     REQUEST_PREFIX_CHARS,
@@ -138,6 +139,7 @@ __all__ = [
     "RunId",
     "RunKey",
     "RunKeyHex",
+    "Signer",
     "SnapshotSource",
     "Split",
     "SubmissionAccepted",

@@ -6,7 +6,7 @@ and :class:`~evoledger.ledger.events.episodes.EpisodeFinished` carrying its ``ev
 
 from __future__ import annotations
 
-from typing import ClassVar, Literal, Self
+from typing import Any, ClassVar, Literal, Self
 
 from evoledger.ledger.events.base import (
     Count,
@@ -21,9 +21,9 @@ from evoledger.ledger.events.base import (
     Split,
 )
 from evoledger.ledger.events.episodes import EpisodeSummary
-from evoledger.ledger.events.run import BenchmarkIdentity
+from evoledger.ledger.events.run import BenchmarkIdentity, Signer, omit_unsigned
 from evoledger.ledger.records import Visibility
-from pydantic import model_validator
+from pydantic import SerializerFunctionWrapHandler, model_serializer, model_validator
 from pydantic_core import PydanticCustomError
 
 __all__ = ["EvaluationFinished", "EvaluationStarted"]
@@ -44,6 +44,12 @@ class EvaluationStarted(EventBase):
     seed: Count
     config: JsonObject = {}
     created_by: Message = ""
+    signer: Signer | None = None
+    """The key that signs the record's head manifest; ``None`` (and absent from the payload): unsigned."""
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return omit_unsigned(handler(self), self.signer)
 
 
 class EvaluationFinished(EventBase):

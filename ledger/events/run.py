@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Annotated, ClassVar, Final, Literal, Self
+import hashlib
+from typing import Annotated, Any, ClassVar, Final, Literal, Self
 
 from evoledger.ledger.canonical import canonical_json, digest_of
 from evoledger.ledger.events.base import (
@@ -18,7 +19,7 @@ from evoledger.ledger.events.base import (
     SubmissionId,
 )
 from evoledger.ledger.records import Visibility
-from pydantic import StringConstraints, model_validator
+from pydantic import SerializerFunctionWrapHandler, StringConstraints, model_serializer, model_validator
 from pydantic_core import PydanticCustomError
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "RunEnded",
     "RunKey",
     "RunKeyHex",
+    "Signer",
 ]
 
 LEDGER_FORMAT_VERSION: Final = 1
@@ -81,6 +83,46 @@ class BenchmarkIdentity(EventPart):
         return self
 
 
+class Signer(EventPart):
+    """The ed25519 public key that signs a record's head manifest (``ledger.sig``, see ``ledger.signing``).
+
+    ``fingerprint`` is ``ed25519:`` + the first 16 bytes of sha256(public key), checked on validation.
+    """
+
+    algorithm: Literal["ed25519"] = "ed25519"
+    public_key: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+    """The raw 32-byte public key in lowercase hex."""
+    fingerprint: Annotated[str, StringConstraints(pattern=r"^ed25519:[0-9a-f]{32}$")]
+
+    @classmethod
+    def of(cls, public_key_hex: str) -> Signer:
+        """The Signer of ``public_key_hex`` (fingerprint computed here)."""
+        return cls(public_key=public_key_hex, fingerprint=_fingerprint(public_key_hex))
+
+    @model_validator(mode="after")
+    def _check_fingerprint(self) -> Self:
+        expected = _fingerprint(self.public_key)
+        if self.fingerprint != expected:
+            raise PydanticCustomError(
+                "fingerprint",
+                "fingerprint {got} does not match the public key (expected {expected}); build it with Signer.of()",
+                {"got": self.fingerprint, "expected": expected},
+            )
+        return self
+
+
+def _fingerprint(public_key_hex: str) -> str:
+    # the same rule as ledger.signing_keys.fingerprint_of, without importing the crypto library here
+    return "ed25519:" + hashlib.sha256(bytes.fromhex(public_key_hex)).digest()[:16].hex()
+
+
+def omit_unsigned(data: Any, signer: Signer | None) -> Any:
+    """Drop ``signer`` from a serialized record Event when it is ``None``: unsigned payloads stay as before."""
+    if signer is None and isinstance(data, dict):
+        data.pop("signer", None)
+    return data
+
+
 class RunCreated(EventBase):
     """Records a new Run: its Benchmark, budget settings, configuration, pool commitment and user-given seed."""
 
@@ -104,6 +146,12 @@ class RunCreated(EventBase):
     """The user-given seed the Run's key was derived from (a reproducible, predictable plan); ``None``: a random key."""
     created_by: Message
     """The tool and version that created the Run, e.g. ``evoledger 0.1.0``."""
+    signer: Signer | None = None
+    """The key that signs the Run's head manifest; ``None`` (and absent from the payload): an unsigned Run."""
+
+    @model_serializer(mode="wrap")
+    def _serialize(self, handler: SerializerFunctionWrapHandler) -> Any:
+        return omit_unsigned(handler(self), self.signer)
 
 
 class RunKey(EventBase):

@@ -189,6 +189,8 @@ def test_card_yaml_parses_and_matches_the_files(datasets: Any, exported: SimpleN
                 "benchmark": "cartpole",
                 "benchmark_params_hash": meta["runs"][0]["benchmark_params_hash"],
                 "created_by": meta["runs"][0]["created_by"],
+                "signer": None,
+                "signature": "unsigned",
             }
         ]
         assert meta["export_format"] == "evoledger.dataset/1"

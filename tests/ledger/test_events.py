@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import math
 import re
 import typing
@@ -40,6 +41,7 @@ from evoledger.ledger.events import (
     RunCreated,
     RunEnded,
     RunKey,
+    Signer,
     SubmissionAccepted,
     SubmissionRejected,
     ValidationEpisodeFinished,
@@ -55,6 +57,7 @@ from evoledger.ledger.events import (
     visibility_of,
 )
 from evoledger.ledger.records import GENESIS_HASH, PendingEvent, StoredEvent, Visibility, chain_hash
+from evoledger.ledger.signing_keys import fingerprint_of
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
@@ -87,6 +90,7 @@ json_values = st.recursive(
 )
 json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=4)
 benchmarks = st.builds(BenchmarkIdentity.of, names, json_objects)
+signers = st.none() | st.binary(min_size=32, max_size=32).map(lambda raw: Signer.of(raw.hex()))
 sorted_unique_indices = st.lists(indices, min_size=1, max_size=8, unique=True).map(sorted)
 
 
@@ -263,6 +267,7 @@ STRATEGIES: dict[type[EventBase], st.SearchStrategy[Any]] = {
         pool_commitment=digests,
         seed=st.none() | st.integers(min_value=0, max_value=2**64),
         created_by=texts,
+        signer=signers,
     ),
     RunKey: st.builds(RunKey, key=st.binary(min_size=32, max_size=32).map(bytes.hex)),
     ProgramSnapshotted: _program_snapshotted(),
@@ -347,6 +352,7 @@ STRATEGIES: dict[type[EventBase], st.SearchStrategy[Any]] = {
         seed=counts,
         config=json_objects,
         created_by=texts,
+        signer=signers,
     ),
     EvaluationFinished: _evaluation_finished(),
 }
@@ -623,6 +629,22 @@ def test_golden_payloads_and_chain_hashes() -> None:
         prev = chain_hash(prev, pending.kind, pending.version, pending.visibility, pending.payload)
         assert prev == expected_hash
         assert from_stored(stored(pending)) == event
+
+
+def test_a_signer_is_in_the_payload_only_when_there_is_one() -> None:
+    """An unsigned record's payload is byte for byte what it was before ``signer`` existed (golden above)."""
+    key = hashlib.sha256(b"golden signer").hexdigest()
+    signer = Signer.of(key)
+    assert signer.fingerprint == fingerprint_of(bytes.fromhex(key))  # the schema's copy of the rule agrees
+    signed = GOLDEN_EVENTS[0].model_copy(update={"signer": signer})
+    payload = to_pending(signed).payload
+    assert payload == GOLDEN_PAYLOADS[0][:-1] + (
+        b',"signer":{"algorithm":"ed25519","fingerprint":"' + signer.fingerprint.encode() + b'",'
+        b'"public_key":"' + key.encode() + b'"}}'
+    )
+    assert from_stored(stored(to_pending(signed))) == signed
+    with pytest.raises(ValidationError, match="fingerprint"):
+        Signer(public_key=key, fingerprint="ed25519:" + "0" * 32)
 
 
 # ---------------------------------------------------------------------------------------------------------

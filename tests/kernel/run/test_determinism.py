@@ -16,6 +16,8 @@ from evoledger.kernel.run.host import RunHost
 from evoledger.kernel.run.publication import FeedbackPublisher
 from evoledger.kernel.run.setup import create_run
 from evoledger.kernel.session import FinishParams, Rejection, SubmitParams, format_selector
+from evoledger.ledger.signing import SIGNATURE_NAME
+from evoledger.ledger.signing_keys import SigningKey
 from evoledger.ledger.store import Ledger
 from evoledger.projections import run_state
 from hypothesis import given, settings
@@ -33,7 +35,9 @@ def _executor() -> LocalExecutor:
     return _EXECUTORS[0]
 
 
-def _record(root: Path, seed: int, decisions: list[tuple[str, Any]]) -> list[tuple[str, str, dict[str, Any]]]:
+def _record(
+    root: Path, seed: int, decisions: list[tuple[str, Any]], signing_key: SigningKey | None = None
+) -> list[tuple[str, str, dict[str, Any]]]:
     """Record a Run driven by ``decisions``; return its log without volatile fields."""
     config = RunConfig(
         benchmark=BENCHMARK,
@@ -55,7 +59,9 @@ def _record(root: Path, seed: int, decisions: list[tuple[str, Any]]) -> list[tup
         "    return P()\n",
         encoding="utf-8",
     )
-    ledger, layout, benchmark, plan, _ = create_run(root / "run", config, initial_program=program)
+    ledger, layout, benchmark, plan, _ = create_run(
+        root / "run", config, initial_program=program, signing_key=signing_key
+    )
     with ledger:
         recorded = [r.event for r in ledger.events()]
         state = run_state.fold(recorded)
@@ -132,3 +138,19 @@ def test_identical_decisions_give_identical_chain_hashes() -> None:
         shutil.rmtree(root, ignore_errors=True)
     assert [h for h, _ in chains[0]] == [h for h, _ in chains[1]]
     assert [t for _, t in chains[0]] != [t for _, t in chains[1]]
+
+
+def test_a_fixed_signing_key_keeps_the_log_and_its_signature_identical() -> None:
+    """Keys differ between machines, so determinism is stated for one key: the same key signs the same bytes."""
+    key = SigningKey.from_seed(bytes(32))
+    root = Path(tempfile.mkdtemp(prefix="evd-", dir="/tmp"))
+    try:
+        script = [("submit", SubmitParams(program="program", episodes="0:3"))]
+        first = _record(root / "a", 5, script, signing_key=key)
+        second = _record(root / "b", 5, script, signing_key=key)
+        signatures = [(root / name / "run" / SIGNATURE_NAME).read_bytes() for name in ("a", "b")]
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    assert first == second
+    assert first[0][2]["signer"]["fingerprint"] == key.fingerprint
+    assert signatures[0] == signatures[1]
