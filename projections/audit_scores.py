@@ -176,8 +176,8 @@ class ScoreAudit:
                 SelectionScore(sid, s["program_digest"], recomputed, s["policy_failures"], s["finish_position"])
             )
         direction = self.j.score_direction
-        if direction is None or len(rescored) != len(d["scores"]):
-            return
+        if direction is None or len(rescored) != len(d["scores"]) or self._as_recorded(rescored, d["scores"]):
+            return  # unverifiable, or the recorded scores hold and the judging rules check the selection
         best = min(rescored, key=lambda s: rank_key(s, direction), default=None)
         if best is not None and best.submission_id != d["submission_id"]:
             self.p.violate(
@@ -187,6 +187,10 @@ class ScoreAudit:
                 f"({', '.join(f'{s.submission_id} {s.score!r}' for s in rescored)}; {direction}, then fewer Policy "
                 f"failures, then earlier finish position) the selection is {best.submission_id}",
             )
+
+    @staticmethod
+    def _as_recorded(rescored: list[SelectionScore], recorded: list[dict[str, Any]]) -> bool:
+        return all(_same(r["score"], s.score) for s, r in zip(rescored, recorded, strict=True))
 
     def assessment_finished(self, seq: int, d: dict[str, Any]) -> None:
         rule = self.rule
