@@ -194,7 +194,7 @@ class ProjectionRebuild:
                 f"{where} says {found} = {_value_at(on_disk, found)!r:.200} but the run state rebuilt from the log "
                 f"gives {_value_at(rebuilt, found)!r:.200}: the report was edited or written from another state",
                 path=where,
-            )
+            ),
         ]
 
     # -- mirror -------------------------------------------------------------------------------------

@@ -158,6 +158,6 @@ def test_the_rule_applies_failures_infra_faults_and_rounding() -> None:
     assert score_episodes(rule, [("ok", 1.0), ("timeout", 99.0), ("infra_fault", 1e9), ("ok", 2.0)]) == -2.33
     assert score_episodes(rule, [("infra_fault", 5.0)]) is None
     assert score_episodes(ScoreRule(failure_return=0.0), [("ok", 0.1)] * 3) == pytest.approx(0.1)
-    with pytest.raises(ScoreRuleError, match="benchmark_spec.scoring"):
+    with pytest.raises(ScoreRuleError, match=r"benchmark_spec\.scoring"):
         recorded_score_rule({"scoring": {"rule": "mean_return"}})
     assert recorded_score_rule({}) is None
