@@ -24,6 +24,7 @@ Episodes. A record whose Benchmark declares no rule cannot be recomputed: a note
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
@@ -61,7 +62,25 @@ class RecomputedScores:
 def _same(recorded: Any, recomputed: float | None) -> bool:
     if recorded is None or recomputed is None:
         return recorded is None and recomputed is None
-    return float(recorded) == recomputed
+    if type(recorded) not in (int, float):
+        return False
+    try:
+        return float(recorded) == recomputed
+    except OverflowError:  # an integer beyond any float
+        return False
+
+
+def _outcome(status: Any, episode_return: Any) -> Outcome:
+    """A recorded ``(status, episode_return)``; ``ValueError`` (a malformed Event) unless the return is finite."""
+    if type(episode_return) not in (int, float):
+        raise ValueError(f"episode_return {episode_return!r:.40} is not a number")
+    try:
+        value = float(episode_return)
+    except OverflowError:
+        raise ValueError(f"episode_return {episode_return!r:.40} is beyond any float") from None
+    if not math.isfinite(value):
+        raise ValueError(f"episode_return {value!r} is not finite")
+    return str(status), value
 
 
 @dataclass
@@ -137,7 +156,7 @@ class ScoreAudit:
     def episode_finished(self, seq: int, d: dict[str, Any]) -> None:
         results = self.results.get(d.get("submission_id") or "")
         if results is not None:
-            results[d["index"]] = (d["status"], d["episode_return"])
+            results[d["index"]] = _outcome(d["status"], d["episode_return"])
 
     def feedback_published(self, seq: int, d: dict[str, Any]) -> None:
         sid, rule = d["submission_id"], self.rule
@@ -151,7 +170,7 @@ class ScoreAudit:
         self._differs(rule, "feedback_score", seq, what, d["score"], recomputed, len(outcomes))
 
     def validation_episode_finished(self, seq: int, d: dict[str, Any]) -> None:
-        self.validation.setdefault(d["submission_id"], {})[d["index"]] = (d["status"], d["episode_return"])
+        self.validation.setdefault(d["submission_id"], {})[d["index"]] = _outcome(d["status"], d["episode_return"])
 
     def candidate_selected(self, seq: int, d: dict[str, Any]) -> None:
         rule = self.rule
@@ -196,7 +215,7 @@ class ScoreAudit:
         rule = self.rule
         if rule is None or self.assessed is not None:
             return
-        outcomes = [(e["status"], e["episode_return"]) for e in d["episodes"]]
+        outcomes = [_outcome(e["status"], e["episode_return"]) for e in d["episodes"]]
         self.assessed, self.assessment = len(outcomes), score_episodes(rule, outcomes)
         self._differs(rule, "assessment_score", seq, "the Assessment score", d["score"], self.assessment, len(outcomes))
 

@@ -58,7 +58,10 @@ def score_episodes(rule: ScoreRule, outcomes: Iterable[tuple[str, float]]) -> fl
     ]
     if not counted:
         return None
-    mean = math.fsum(counted) / len(counted)
+    try:
+        mean = math.fsum(counted) / len(counted)
+    except OverflowError:  # the exact sum of returns near the float limit is beyond it; their mean is not
+        mean = math.fsum(value / len(counted) for value in counted)
     return mean if rule.digits is None else float(round(mean, rule.digits))
 
 

@@ -161,3 +161,20 @@ def test_the_rule_applies_failures_infra_faults_and_rounding() -> None:
     with pytest.raises(ScoreRuleError, match=r"benchmark_spec\.scoring"):
         recorded_score_rule({"scoring": {"rule": "mean_return"}})
     assert recorded_score_rule({}) is None
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("episode_return", 10**400), ("episode_return", "9"), ("episode_return", None), ("score", 10**400)],
+)
+def test_hostile_recorded_numbers_are_findings_not_crashes(field: str, value: Any) -> None:
+    benchmark = BENCHMARKS["toy-counter"]
+    rows = rows_from_events(_run([("ok", 1.0), ("ok", 2.0)], 1.5, benchmark))
+    kind = "episode-finished" if field == "episode_return" else "feedback-published"
+    seq = next(row[0] for row in rows if row[1] == kind)
+    payload = json.loads(rows[seq][4])
+    payload[field] = value
+    rows[seq] = (*rows[seq][:4], json.dumps(payload).encode())
+    report = fold(rows)
+    found = {v.rule for v in report.violations if v.seq == seq}
+    assert found & {"malformed_event", "feedback_score"}, report.violations

@@ -205,3 +205,28 @@ def test_every_aggregate_forged_fails_replay_execute_although_every_episode_repr
     )
     reported = [f for f in _findings(report, "projections") if f["code"] == "report_score"]
     assert len(reported) == len(published) + 3 + 1
+
+
+def test_forged_episodes_that_carry_a_forged_score_pass_the_log_audit_but_not_replay_execute(
+    run_copy: Path, tamper, replay_cli: Cli
+) -> None:
+    """Forging the Episodes too makes the record consistent: only re-running them shows they are not what ran."""
+    selection = tamper.seq_of(run_copy, "candidate-selected")
+    selected = tamper.payload(run_copy, selection)["submission_id"]
+    episodes = [
+        s
+        for s, kind, _, payload in tamper.rows(run_copy)
+        if kind == "validation-episode-finished" and json.loads(payload)["submission_id"] == selected
+    ]
+    for seq in episodes:
+        tamper.forge(run_copy, seq, lambda d: d.update(episode_return=2 * FORGED))
+
+    def raise_selected(d: dict[str, Any]) -> None:
+        next(s for s in d["scores"] if s["submission_id"] == selected)["score"] = 2 * FORGED
+
+    tamper.forge(run_copy, selection, raise_selected)
+    _edit_report(run_copy, lambda r: r["validation"][0].update(score=2 * FORGED))
+    assert _audit(replay_cli, run_copy)["exit_code"] == 0  # the numbers follow from the (forged) Episodes
+    report = _audit(replay_cli, run_copy, "--execute")
+    assert report["exit_code"] == 3
+    assert sorted(f["seq"] for f in _findings(report, "execution") if f["code"] == "not_reproduced") == episodes
