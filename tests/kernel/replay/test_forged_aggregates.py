@@ -68,6 +68,8 @@ def test_a_forged_public_feedback_score_is_found(run_copy: Path, tamper, replay_
     assert f"recorded as {FORGED!r}" in message
     assert f"give {honest!r}" in message
     assert "submissions[0].score" in _finding(report, "projections", "report_score")["message"]
+    forked, serial = replay(run_copy, parallel=True), replay(run_copy, parallel=False)
+    assert [c.findings for c in forked.checks] == [c.findings for c in serial.checks]  # the side process agrees
 
 
 def test_a_forged_validation_score_is_found(run_copy: Path, tamper, replay_cli: Cli) -> None:
