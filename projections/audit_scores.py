@@ -156,7 +156,11 @@ class ScoreAudit:
     def episode_finished(self, seq: int, d: dict[str, Any]) -> None:
         results = self.results.get(d.get("submission_id") or "")
         if results is not None:
-            results[d["index"]] = _outcome(d["status"], d["episode_return"])
+            value = d["episode_return"]
+            if type(value) is float and value - value == 0.0:  # the common case: a finite float (checked inline)
+                results[d["index"]] = d["status"], value
+            else:
+                results[d["index"]] = _outcome(d["status"], value)
 
     def feedback_published(self, seq: int, d: dict[str, Any]) -> None:
         sid, rule = d["submission_id"], self.rule
