@@ -71,6 +71,7 @@ from evoledger.ledger.verify import verify, verify_opened
 from evoledger.projections import mirror, retention, run_state
 from evoledger.projections.audit import AuditFold
 from evoledger.projections.mirror_files import diff_mirror, sync_mirror
+from evoledger.projections.scoring import score_episodes
 from rich.console import Console
 from rich.table import Table
 
@@ -130,6 +131,10 @@ class _Builder:
             seed=424242,
         )
         self.benchmark = resolve_benchmark(self.config.benchmark)
+        rule = self.benchmark.spec.scoring
+        if rule is None:
+            raise SystemExit(f"the Benchmark {self.benchmark.spec.id!r} declares no scoring rule to record scores with")
+        self.rule = rule
         self.key = run_key_for(self.config)
         self.plan = plan_run(self.benchmark, self.config, self.key)
         self.trajectories = self.ledger.objects.put_many(_trajectory(i) for i in range(_TRAJECTORIES))
@@ -226,7 +231,7 @@ class _Builder:
         )
         self.remaining -= episodes
         self.used += episodes
-        returns = []
+        outcomes: list[tuple[str, float]] = []
         for n, index in enumerate(indices):
             if (k * episodes + n) % 499 == 7:
                 self.emit(
@@ -238,9 +243,9 @@ class _Builder:
                 self.used -= 1
                 continue
             event = self.episode(sid, index, k * episodes + n)
-            returns.append(event.episode_return)
+            outcomes.append((event.status, event.episode_return))
             self.emit(event)
-        score = round(sum(returns) / max(1, len(returns)), 6)
+        score = score_episodes(self.rule, outcomes)
         self.scores[sid] = score
         self.programs[sid] = digest
         objects = self.ledger.objects
@@ -250,7 +255,7 @@ class _Builder:
             FeedbackPublished(
                 submission_id=sid,
                 score=score,
-                content_digest=objects.put(canonical_json({"score": score, "episodes": len(returns)})),
+                content_digest=objects.put(canonical_json({"score": score, "episodes": len(outcomes)})),
                 artifacts=[
                     ArtifactRef(
                         name="episodes.csv",
@@ -302,7 +307,7 @@ class _Builder:
                         trajectory_digest=self.trajectories[p.spec.index],
                     )
                 )
-            score = round(sum(returns) / len(returns), 6)
+            score = score_episodes(self.rule, [("ok", r) for r in returns])
             results.append(CandidateResult(sid, self.programs[sid], position, score, 0))
         direction = self.benchmark.spec.score_direction
         chosen = select(results, direction, validated=True)

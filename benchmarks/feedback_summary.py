@@ -28,13 +28,14 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
-from evoledger.kernel.authoring import Artifact, EpisodeRecord, Feedback
+from evoledger.kernel.authoring import Artifact, EpisodeRecord, Feedback, ScoreRule, score_episodes
 
 __all__ = [
     "MAX_FAILURE_CHARS",
     "MAX_PER_EPISODE",
+    "SCORE_DIGITS",
     "TRACE_EPISODES",
-    "episode_score",
+    "mean_return_rule",
     "summarize_episodes",
 ]
 
@@ -47,6 +48,13 @@ MAX_TRACE_STEPS: Final = 2_000
 MAX_FAILURES_SHOWN: Final = 5
 MAX_FAILURE_CHARS: Final = 2_000
 """Failure messages (tracebacks) are cut to their last this-many characters: the end says the most."""
+SCORE_DIGITS: Final = 6
+"""Scores are rounded to this many decimals."""
+
+
+def mean_return_rule(failure_return: float) -> ScoreRule:
+    """The declared scoring rule of these Benchmarks: mean return, failed Episodes count ``failure_return``."""
+    return ScoreRule(failure_return=failure_return, digits=SCORE_DIGITS)
 
 
 def _json_default(value: Any) -> Any:
@@ -62,7 +70,7 @@ def _dumps(value: Any) -> str:
 
 
 def _round(value: float) -> float:
-    return float(round(value, 6))
+    return float(round(value, SCORE_DIGITS))
 
 
 def _stats(values: Sequence[float]) -> dict[str, float] | None:
@@ -75,15 +83,6 @@ def _stats(values: Sequence[float]) -> dict[str, float] | None:
         "max": _round(float(array.max())),
         "std": _round(float(array.std())),
     }
-
-
-def episode_score(record: EpisodeRecord, failure_return: float) -> float | None:
-    """An Episode's contribution to the score: its return, ``failure_return`` if the Policy failed, None for infra."""
-    if record.status == "infra_fault":
-        return None
-    if record.failed:
-        return failure_return
-    return float(record.episode_return)
 
 
 def _tail(message: str) -> str:
@@ -172,7 +171,6 @@ def summarize_episodes(
     """Feedback for ``records`` (see the module docstring for its layout)."""
     status_counts: Counter[str] = Counter({"ok": 0})
     outcome_counts: Counter[str] = Counter()
-    scores: list[float] = []
     ok_returns: list[float] = []
     ok_steps: list[float] = []
     note_values: dict[str, list[float]] = {}
@@ -180,9 +178,6 @@ def summarize_episodes(
     failures: dict[str, str] = {}
     for record in records:
         status_counts[record.status] += 1
-        contribution = episode_score(record, failure_return)
-        if contribution is not None:
-            scores.append(contribution)
         row: dict[str, Any] = {
             "index": record.index,
             "status": record.status,
@@ -206,7 +201,7 @@ def summarize_episodes(
             failures.setdefault(str(record.index), _tail(record.failure_message))
         rows.append(row)
 
-    score = _round(sum(scores) / len(scores)) if scores else None
+    score = score_episodes(mean_return_rule(failure_return), ((r.status, r.episode_return) for r in records))
     policy_failures = sum(n for code, n in status_counts.items() if code not in ("ok", "infra_fault"))
     per_episode: dict[str, dict[str, Any]] = {}
     for row in rows[:MAX_PER_EPISODE]:

@@ -24,7 +24,7 @@ from typing import Any, Final
 
 import gymnasium as gym
 import numpy as np
-from evoledger.benchmarks.feedback_summary import summarize_episodes
+from evoledger.benchmarks.feedback_summary import mean_return_rule, summarize_episodes
 from evoledger.kernel.authoring import (
     BenchmarkSpec,
     EpisodeRecord,
@@ -200,6 +200,7 @@ class GymBenchmark:
             primary_metric=task.primary_metric,
             score_direction="maximize",
             parameters_digest=parameters_digest(parameters),
+            scoring=mean_return_rule(task.failure_return),
         )
 
     @property

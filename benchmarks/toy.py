@@ -25,7 +25,6 @@ Score: the mean Episode return, counting Episodes the Policy failed as 0; infra 
 from __future__ import annotations
 
 import json
-import math
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -39,12 +38,14 @@ from evoledger.kernel.authoring import (
     EpisodeSpec,
     Feedback,
     InvalidAction,
+    ScoreRule,
     Split,
     Step,
     check_episode_request,
     derive_seed,
     describe_space,
     parameters_digest,
+    score_episodes,
 )
 from gymnasium import spaces
 from pydantic import BaseModel, ConfigDict, Field
@@ -60,6 +61,8 @@ __all__ = [
 ]
 
 _GOAL_DISTANCE: Final = 0.05
+_SCORING: Final = ScoreRule(failure_return=0.0)
+"""Mean return; failed Episodes count 0, infra faults are left out."""
 _GRID: Final = 5
 
 
@@ -226,6 +229,7 @@ class ToyBenchmark:
             max_episode_steps=config.max_episode_steps,
             primary_metric="mean_return",
             parameters_digest=parameters_digest(parameters),
+            scoring=_SCORING,
         )
 
     @property
@@ -261,8 +265,7 @@ class ToyBenchmark:
     def feedback(self, records: Sequence[EpisodeRecord]) -> Feedback:
         """Mean return (failed Episodes count 0, infra faults left out), status counts, per-Episode lines."""
         counted = [r for r in records if r.status != "infra_fault"]
-        returns = [0.0 if r.failed else r.episode_return for r in counted]
-        score = math.fsum(returns) / len(returns) if returns else None
+        score = score_episodes(_SCORING, ((r.status, r.episode_return) for r in records))
         statuses = Counter(r.status for r in records)
         lines = [
             json.dumps({"index": r.index, "status": r.status, "return": r.episode_return, "steps": r.steps}) + "\n"

@@ -36,6 +36,7 @@ from evoledger.ledger.records import StoredEvent, Visibility
 from evoledger.projections.audit_judging import JudgingRules
 from evoledger.projections.audit_protocol import ProtocolRules
 from evoledger.projections.audit_rules import PlannedSeed, RunRules, SelectionScore, Violation, rank_key, rules_of
+from evoledger.projections.audit_scores import RecomputedScores, ScoreAudit
 
 __all__ = [
     "DEFAULT_EPISODE_CAP",
@@ -44,6 +45,7 @@ __all__ = [
     "AuditReport",
     "AuditRow",
     "PlannedSeed",
+    "RecomputedScores",
     "RunRules",
     "SelectionScore",
     "Violation",
@@ -91,6 +93,8 @@ class AuditReport:
     finished: bool
     selected: str | None
     ended: str | None
+    scores: RecomputedScores | None = None
+    """The aggregates recomputed from the Episodes (``projections.audit_scores``); ``None``: no rule declared."""
 
     @property
     def ok(self) -> bool:
@@ -160,6 +164,8 @@ class AuditFold:
             "assessment-finished": j.assessment_finished,
             "run-ended": j.run_ended,
         }
+        self.scores = ScoreAudit(p, j)
+        self.handlers = self.scores.chain(self.handlers)
 
     def add(self, violation: Violation) -> None:
         if len(self.violations) < self.limit:
@@ -345,6 +351,7 @@ class AuditFold:
             finished=p.finished,
             selected=j.selected,
             ended=j.ended,
+            scores=self.scores.recomputed(),
         )
 
 

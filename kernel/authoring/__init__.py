@@ -5,7 +5,7 @@ A Benchmark implements :class:`Benchmark`; its Environments implement :class:`En
 conformance. Benchmarks register themselves by name through :mod:`evoledger.kernel.registry`.
 """
 
-from evoledger.kernel.authoring.benchmark import Benchmark, BenchmarkSpec, ScoreDirection, parameters_digest
+from evoledger.kernel.authoring.benchmark import Benchmark, BenchmarkSpec, ScoreDirection, parameters_digest, score_of
 from evoledger.kernel.authoring.conformance import (
     CONFORMANCE_CODES,
     ConformanceError,
@@ -34,6 +34,7 @@ from evoledger.kernel.authoring.feedback import (
 )
 from evoledger.kernel.authoring.seeds import derive_seed
 from evoledger.kernel.authoring.spaces import describe_space
+from evoledger.projections.scoring import ScoreRule, score_episodes
 
 __all__ = [
     "CONFORMANCE_CODES",
@@ -54,6 +55,7 @@ __all__ = [
     "InvalidAction",
     "Retention",
     "ScoreDirection",
+    "ScoreRule",
     "Split",
     "Step",
     "Trajectory",
@@ -62,4 +64,6 @@ __all__ = [
     "derive_seed",
     "describe_space",
     "parameters_digest",
+    "score_episodes",
+    "score_of",
 ]

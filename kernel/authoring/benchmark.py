@@ -8,9 +8,10 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from evoledger.kernel.authoring.episodes import Environment, EpisodeSpec, Split
 from evoledger.kernel.authoring.feedback import EpisodeRecord, Feedback
 from evoledger.ledger.canonical import canonical_json, digest_of
+from evoledger.projections.scoring import ScoreRule, score_episodes
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["Benchmark", "BenchmarkSpec", "ScoreDirection", "parameters_digest"]
+__all__ = ["Benchmark", "BenchmarkSpec", "ScoreDirection", "parameters_digest", "score_of"]
 
 ScoreDirection = Literal["maximize", "minimize"]
 
@@ -35,6 +36,10 @@ class BenchmarkSpec(BaseModel):
     primary_metric: str
     score_direction: ScoreDirection = "maximize"
     parameters_digest: str
+    scoring: ScoreRule | None = None
+    """How the score follows from the Episodes (``projections.scoring``): the Host records every score with it and
+    ``evoledger replay`` recomputes them from the recorded Episodes. ``None``: ``feedback()``'s own score, which an
+    audit cannot recompute."""
 
 
 @runtime_checkable
@@ -59,3 +64,12 @@ class Benchmark(Protocol):
     def make_environment(self, episode: EpisodeSpec) -> Environment: ...
 
     def feedback(self, records: Sequence[EpisodeRecord]) -> Feedback: ...
+
+
+def score_of(benchmark: Benchmark, records: Sequence[EpisodeRecord], feedback: Feedback | None = None) -> float | None:
+    """The score the Host records for ``records``: the spec's declared rule (the function ``evoledger replay``
+    recomputes it with), else ``feedback()``'s score (``feedback``: already computed for these records)."""
+    rule = benchmark.spec.scoring
+    if rule is not None:
+        return score_episodes(rule, ((r.status, r.episode_return) for r in records))
+    return (feedback if feedback is not None else benchmark.feedback(records)).score

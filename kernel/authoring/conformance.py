@@ -33,6 +33,7 @@ code                            meaning
 ``feedback.nondeterministic``   the same records gave different Feedback
 ``feedback.leaks_seed``         a Host seed's decimal digits appear in the content or an Artifact
 ``feedback.leaks_scenario``     a scenario (or a distinctive part of one) appears in the Feedback
+``feedback.score_rule``         ``feedback()``'s score is not what the spec's declared ``scoring`` rule gives
 ==============================  ========================================================================
 
 The checks live in ``conformance_plans`` (spec and Episode pools), ``conformance_runs`` (Environments under random

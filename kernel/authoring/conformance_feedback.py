@@ -17,6 +17,7 @@ from evoledger.kernel.authoring.conformance_runs import Rollout
 from evoledger.kernel.authoring.feedback import Artifact, EpisodeRecord, EpisodeStatus, Feedback, Trajectory
 from evoledger.ledger.canonical import canonical_json
 from evoledger.ledger.errors import EncodingError
+from evoledger.projections.scoring import ScoreRule, score_episodes
 
 __all__ = ["MIN_SECRET_DIGITS", "check_feedback", "synthetic_record"]
 
@@ -76,7 +77,7 @@ def _needles(seeds: set[int], scenarios: Sequence[Mapping[str, Any]]) -> Iterato
 
 
 def _published_bytes(
-    benchmark: Any, findings: Findings, records: list[EpisodeRecord], label: str
+    benchmark: Any, findings: Findings, records: list[EpisodeRecord], label: str, *, check_score: bool = True
 ) -> list[bytes] | None:
     feedback = findings.guarded("feedback.failed", f"feedback() on {label}", lambda: benchmark.feedback(records))
     if feedback is None:
@@ -92,6 +93,15 @@ def _published_bytes(
     except (EncodingError, TypeError, ValueError) as exc:
         findings.add("feedback.invalid", f"feedback content on {label} is not JSON: {exc}")
         return None
+    rule = getattr(getattr(benchmark, "spec", None), "scoring", None)
+    rule = rule if isinstance(rule, ScoreRule) else None
+    declared = score_episodes(rule, ((r.status, r.episode_return) for r in records)) if rule is not None else None
+    if rule is not None and feedback.score != declared and check_score:
+        findings.add(
+            "feedback.score_rule",
+            f"feedback() on {label} scores {feedback.score!r} but the spec's scoring rule ({rule.describe()}) gives "
+            f"{declared!r}: the Host records the rule's score, so compute it with score_episodes(spec.scoring, ...)",
+        )
     header = f"score={feedback.score!r}".encode()
     return [
         header + content,
@@ -115,7 +125,10 @@ def check_feedback(
         published = _published_bytes(benchmark, findings, records, label)
         if published is None:
             continue
-        if label == "mixed records" and _published_bytes(benchmark, findings, records, label) != published:
+        if (
+            label == "mixed records"
+            and _published_bytes(benchmark, findings, records, label, check_score=False) != published
+        ):
             findings.add("feedback.nondeterministic", "feedback() gave different Feedback for the same records")
         for code, needle in needles:
             encoded = needle.encode("utf-8")

@@ -50,6 +50,7 @@ CONFORMANCE_CODES: Final[frozenset[str]] = frozenset(
         "feedback.nondeterministic",
         "feedback.leaks_seed",
         "feedback.leaks_scenario",
+        "feedback.score_rule",
     }
 )
 """Every problem code the checker can report (documented in :mod:`evoledger.kernel.authoring.conformance`)."""

@@ -9,10 +9,16 @@
    Benchmark's score direction is read from the log (``run-created``'s ``benchmark_spec``, or the
    selection's tie-break text); only for older
    records that hold neither, and only when a rule needs it, is it taken from the Benchmark registry
-   via ``run-created``'s configuration (the report says which).
+   via ``run-created``'s configuration (the report says which). The same fold recomputes every
+   aggregate score from the recorded Episodes with the Benchmark's declared rule
+   (``projections.audit_scores``): each Feedback, Validation and Assessment score, the selection
+   and ``run-ended``'s summary; one that differs is a finding.
 3. **projections** (``kernel.replay.projection_check``): run state, Agent mirror and retention,
-   rebuilt from the log, against ``host/report.json``, ``workspace/feedback/`` and the Object store.
-4. **execution** (``kernel.replay.execution_check``, only when asked): every recorded Episode re-run.
+   rebuilt from the log, against ``host/report.json`` (whose scores must also equal the recomputed
+   ones), ``workspace/feedback/`` and the Object store.
+4. **execution** (``kernel.replay.execution_check``, only when asked): every recorded Episode re-run,
+   its trajectory digest, return and status compared: the very returns and statuses check 2 recomputes
+   the scores from, so a clean ``--execute`` means the headline numbers follow from re-executed Episodes.
 
 Checks 1-4 read the log once (:func:`evoledger.kernel.replay.record.open_record`). On a large log,
 checks 1-2 then run in a forked second process while this one runs check 3

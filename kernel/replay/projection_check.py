@@ -2,7 +2,8 @@
 
 * **run state**: ``projections.run_state`` folded from the log, summarised exactly as the Host
   summarises it, equals ``host/report.json`` (where present; its ``run_dir`` is not compared, so a
-  copied Run still passes). The Validation ranking is re-derived from ``candidate-selected``.
+  copied Run still passes). The Validation ranking is re-derived from ``candidate-selected``. Its scores
+  also equal those the audit recomputed from the recorded Episodes (``projections.audit_scores``).
 * **mirror**: ``projections.mirror`` folded from the log equals ``workspace/feedback/``
   (``diff_mirror``), file by file.
 * **Program copies**: every materialized copy under ``host/programs/`` equals its snapshot
@@ -31,6 +32,7 @@ from evoledger.kernel.run.runner import summarize
 from evoledger.ledger.errors import LedgerError
 from evoledger.projections import retention
 from evoledger.projections.audit import AuditReport
+from evoledger.projections.audit_scores import report_score_findings
 from evoledger.projections.mirror_files import diff_mirror, sync_mirror
 
 __all__ = ["UNFOLDED_KINDS", "ProjectionRebuild"]
@@ -173,6 +175,9 @@ class ProjectionRebuild:
         rebuilt = summarize(self.record.layout, self.run_state, self._validation()).model_dump(mode="json")
         if not isinstance(on_disk, dict):
             return [Finding("report_mismatch", f"{where} is not a JSON object", path=where)]
+        scores = self.audit.scores if self.audit is not None else None
+        recomputed = [] if scores is None else report_score_findings(on_disk, scores)
+        findings = [Finding("report_score", message, path=where) for message in recomputed]
         on_disk.pop("run_dir", None)
         rebuilt.pop("run_dir", None)
         if self._direction() is None:  # the ranking cannot be re-derived: compare the entries only
@@ -181,14 +186,15 @@ class ProjectionRebuild:
                     doc["validation"] = sorted(doc["validation"], key=lambda v: str(v.get("submission_id")))
         found = _first_difference(on_disk, rebuilt, "")
         if found is None:
-            return []
+            return findings
         return [
+            *findings,
             Finding(
                 "report_mismatch",
                 f"{where} says {found} = {_value_at(on_disk, found)!r:.200} but the run state rebuilt from the log "
                 f"gives {_value_at(rebuilt, found)!r:.200}: the report was edited or written from another state",
                 path=where,
-            )
+            ),
         ]
 
     # -- mirror -------------------------------------------------------------------------------------

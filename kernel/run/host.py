@@ -17,7 +17,7 @@ import contextlib
 from collections.abc import Callable, Sequence
 from typing import Any, Final
 
-from evoledger.kernel.authoring import Benchmark
+from evoledger.kernel.authoring import Benchmark, score_of
 from evoledger.kernel.execution import EpisodeTask, Executor
 from evoledger.kernel.planning import PlannedEpisode
 from evoledger.kernel.recording import outcome_events
@@ -304,6 +304,7 @@ class RunHost:
         finished = [(i, view.results[i]) for i in view.episodes if i in view.results]
         records = records_from_views("train", finished, self._ledger.objects)
         feedback = self._benchmark.feedback(records)
+        score = score_of(self._benchmark, records, feedback)
         objects = self._ledger.objects
         content_digest = objects.put(canonical_json(dict(feedback.content)))
         artifacts = tuple(
@@ -321,7 +322,7 @@ class RunHost:
             [
                 FeedbackPublished(
                     submission_id=submission_id,
-                    score=feedback.score,
+                    score=score,
                     content_digest=content_digest,
                     artifacts=artifacts,
                     budget_used=s.charged - s.refunded,
@@ -334,7 +335,7 @@ class RunHost:
         view = self.state.submissions[submission_id]
         return {
             "submission_id": submission_id,
-            "score": feedback.score,
+            "score": score,
             "episodes": [
                 {"index": i, "status": r.status, "return": r.episode_return, "steps": r.steps}
                 for i, r in sorted(view.results.items())

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from evoledger.kernel.authoring import Benchmark
+from evoledger.kernel.authoring import Benchmark, score_of
 from evoledger.kernel.execution import Executor
 from evoledger.kernel.recording import validation_event
 from evoledger.kernel.run.config import RunConfig
@@ -70,7 +70,7 @@ def _validate(
                 submission_id=sid,
                 program_digest=view.program_digest,
                 finish_position=position,
-                score=benchmark.feedback(records).score if records else view.score,
+                score=score_of(benchmark, records) if records else view.score,
                 policy_failures=sum(1 for r in records if r.status != "ok"),
             )
         )
@@ -125,7 +125,7 @@ def judge_run(
                     [RunEnded(reason="assessment_failed", selected_submission_id=selected, message=str(exc)[:4000])]
                 )
                 return validation
-            score = benchmark.feedback([o.to_record(with_trajectory=False) for o in outcomes]).score
+            score = score_of(benchmark, [o.to_record(with_trajectory=False) for o in outcomes])
             host.append(
                 [
                     assessment_event(

@@ -14,6 +14,7 @@ from evoledger.kernel.authoring import (
     EpisodeSpec,
     Feedback,
     InvalidAction,
+    ScoreRule,
     Split,
     Step,
     conformance,
@@ -56,6 +57,7 @@ class Walk:
             max_episode_steps=max_steps,
             primary_metric="mean_return",
             parameters_digest=parameters_digest({"max_steps": 0} if "digest" in self.broken else parameters),
+            scoring=ScoreRule(failure_return=0.0) if "score-rule" in self.broken else None,
         )
 
     @property
@@ -195,6 +197,7 @@ def test_a_correct_tiny_benchmark_with_scenarios_conforms() -> None:
         ("leak-seed", "feedback.leaks_seed"),
         ("feedback-raises", "feedback.failed"),
         ("feedback-nondeterministic", "feedback.nondeterministic"),
+        ("score-rule", "feedback.score_rule"),  # declares a rule its feedback() does not follow
     ],
 )
 def test_a_broken_benchmark_is_caught_with_a_stable_code(broken: str, code: str) -> None:

@@ -73,6 +73,8 @@ class Script:
     policy: str = "allow_early"
     config: dict[str, Any] = field(default_factory=_config)
     events: list[EventBase | tuple[str, EventBase]] = field(default_factory=list)
+    scoring: dict[str, Any] | None = field(default_factory=lambda: {"rule": "mean_return", "failure_return": 0.0})
+    """The recorded Benchmark's scoring rule (``projections.scoring``); every score the Script records follows it."""
     remaining: int = 0
     used: int = 0
     count: int = 0
@@ -93,6 +95,7 @@ class Script:
                 max_submissions=self.max_submissions,
                 finish_budget_policy=self.policy,  # type: ignore[arg-type]
                 config=self.config,
+                benchmark_spec={} if self.scoring is None else {"scoring": self.scoring},
                 pool_commitment=digest_of(b"plan"),
                 seed=SEED,
                 created_by="test",
