@@ -65,8 +65,15 @@ def print_report(report: ReplayReport, console: Console) -> None:
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--execute", is_flag=True, help="Also re-run every recorded Episode and compare trajectory digests.")
 @click.option("--rebuild", is_flag=True, help="Regenerate workspace/feedback/ from the log before checking.")
+@click.option(
+    "--trust-recorded-benchmark",
+    is_flag=True,
+    help="Let replay import a Benchmark the record names by import string ('pkg.module:factory'): that runs "
+    "code named by whoever wrote the record. Without it such a record is audited without importing anything, "
+    "and --execute refuses it.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
-def replay_command(run_dir: Path, execute: bool, rebuild: bool, as_json: bool) -> None:
+def replay_command(run_dir: Path, execute: bool, rebuild: bool, trust_recorded_benchmark: bool, as_json: bool) -> None:
     """Audit a Run: integrity, protocol, projections (and execution). Exit 0 only if every check passes.
 
     \b
@@ -75,15 +82,22 @@ def replay_command(run_dir: Path, execute: bool, rebuild: bool, as_json: bool) -
       protocol     budget, limits, finish, Candidates, Validation, selection, Assessment, visibility
       projections  run state, the Agent mirror (workspace/feedback/) and retention, rebuilt from the log
       execution    (--execute) every Episode re-run from its Program snapshot and Host seeds
-    Exit codes: 0 all checks pass, 3 a check failed (or the record is unreadable).
+    Exit codes: 0 all checks pass, 3 a check failed (or the record is unreadable),
+    2 --execute of a record naming its Benchmark by import string without --trust-recorded-benchmark.
+
+    \b
+    A run directory is untrusted input: a Benchmark is looked up only among the installed ones by
+    name. A record whose Benchmark is an import string ('tests.bench:make') is only imported when
+    you pass --trust-recorded-benchmark (do so only for Runs you or someone you trust recorded).
 
     \b
     Examples:
       evoledger replay runs/cartpole-0
       evoledger replay runs/cartpole-0 --execute --json
       evoledger replay runs/cartpole-0 --rebuild
+      evoledger replay runs/my-bench-0 --execute --trust-recorded-benchmark
     """
-    report = replay(run_dir, execute=execute, rebuild=rebuild)
+    report = replay(run_dir, execute=execute, rebuild=rebuild, trust_benchmark=trust_recorded_benchmark)
     if as_json:
         echo_json(report.to_dict())
     else:

@@ -15,18 +15,37 @@ __all__ = ["resume_command"]
 
 @click.command("resume")
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
+@click.option(
+    "--trust-recorded-benchmark",
+    is_flag=True,
+    help="Import a Benchmark the record names by import string ('pkg.module:factory'): runs code the record names.",
+)
+@click.option(
+    "--trust-recorded-agent",
+    is_flag=True,
+    help="Run the Agent the record names when it is a 'command:...' or an import string.",
+)
+@click.option("--agent", default=None, help="Re-state the recorded Agent (must equal it exactly); vouches for it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def resume_command(run_dir: Path, as_json: bool) -> None:
+def resume_command(
+    run_dir: Path, trust_recorded_benchmark: bool, trust_recorded_agent: bool, agent: str | None, as_json: bool
+) -> None:
     """Continue the Run in RUN_DIR after its Host died (kill -9, power loss): from the ledger alone.
 
     Work in flight is completed without charging budget twice, the Agent is restarted if it had not
     finished, and judging continues where it stopped. A Run that already ended is only summarized.
 
+    A run directory is untrusted input: resume refuses (exit 2) a record whose Benchmark is an import
+    string or whose Agent is a 'command:...' (or an import string) unless you vouch for it.
+
     \b
-    Example:
+    Examples:
       evoledger resume runs/cartpole-0
+      evoledger resume runs/my-bench-0 --trust-recorded-benchmark
+      evoledger resume runs/scripted-0 --agent 'command:python3 my_agent.py'
+      evoledger resume runs/scripted-0 --trust-recorded-agent
     """
-    result = resume(run_dir)
+    result = resume(run_dir, trust_benchmark=trust_recorded_benchmark, trust_agent=trust_recorded_agent, agent=agent)
     if as_json:
         echo_json(result.model_dump(mode="json"))
     else:

@@ -163,7 +163,7 @@ def _startup_error(worker: _Worker, frame: bytes) -> Exception:
         name, message = str(report["error"]), str(report["message"])
     except (orjson.JSONDecodeError, KeyError, TypeError):
         return InfraError(f"worker {worker.slot} failed to start and sent an unreadable report")
-    if name in ("UnknownNameError", "ConfigError", "InputError", "ValidationError"):
+    if name in ("UnknownNameError", "ConfigError", "InputError", "ValidationError", "UntrustedRecordError"):
         return ConfigError(f"the worker could not build the Benchmark: {message}")
     return InfraError(f"worker {worker.slot} failed to start: {name}: {message}")
 
@@ -173,6 +173,8 @@ class LocalExecutor:
 
     Use it as a context manager (or call :meth:`close`). ``run`` may be called many times; one run at a
     time. Results are identical for any ``workers``: each Episode depends only on its task.
+    ``allow_import=False`` (a Benchmark name read from a record the user did not trust): the workers build
+    the Benchmark by registry name only and refuse an import string.
     """
 
     def __init__(
@@ -182,12 +184,14 @@ class LocalExecutor:
         workers: int = 1,
         pin_cpus: bool = True,
         startup_timeout: float = 120.0,
+        allow_import: bool = True,
     ) -> None:
         if not isinstance(benchmark, BenchmarkRef):
             raise ConfigError(f"benchmark must be a BenchmarkRef, got {type(benchmark).__name__}")
         if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
             raise ConfigError(f"workers must be a positive integer, got {workers!r}")
-        self._benchmark_json = benchmark.model_dump_json().encode("utf-8")
+        # allow_import=False: the workers build the Benchmark by registry name only (a name read from a record)
+        self._benchmark_json = orjson.dumps({"ref": benchmark.model_dump(mode="json"), "allow_import": allow_import})
         self._startup_timeout = startup_timeout
         cpus = sorted(os.sched_getaffinity(0))
         self._cpus: list[int | None] = [cpus[i % len(cpus)] if pin_cpus else None for i in range(workers)]

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evoledger.kernel.authoring import EpisodeSpec, Split
-from evoledger.kernel.execution import EpisodeTask, LocalExecutor, PolicyLimits
+from evoledger.kernel.execution import EpisodeTask, LocalExecutor, PolicyLimits, bounded_limits, bounded_workers
 from evoledger.kernel.replay.record import RunRecord
 from evoledger.kernel.replay.report import CheckResult, Finding
 from evoledger.kernel.run.programs import ProgramCache
@@ -127,8 +127,15 @@ def _task(episode: RecordedEpisode, plan: PlannedSeed, cache: ProgramCache, limi
     )
 
 
-def check_execution(record: RunRecord, audit: AuditReport, *, workers: int | None = None) -> CheckResult:
-    """Check 4 (see the module docstring)."""
+def check_execution(
+    record: RunRecord, audit: AuditReport, *, workers: int | None = None, trust_benchmark: bool = False
+) -> CheckResult:
+    """Check 4 (see the module docstring).
+
+    ``workers`` (else the recorded count) and the recorded Policy memory cap are bounded by this machine.
+    ``trust_benchmark``: the workers may import a Benchmark the record names by import string (else they refuse
+    it and a finding says so).
+    """
     start = time.perf_counter()
     config = record.config
     if config is None:
@@ -158,7 +165,7 @@ def check_execution(record: RunRecord, audit: AuditReport, *, workers: int | Non
                 )
                 continue
             try:
-                runnable.append((episode, _task(episode, plan, cache, config.limits)))
+                runnable.append((episode, _task(episode, plan, cache, bounded_limits(config.limits))))
             except EvoLedgerError as exc:
                 findings.append(
                     Finding(
@@ -169,7 +176,9 @@ def check_execution(record: RunRecord, audit: AuditReport, *, workers: int | Non
                     )
                 )
         try:
-            with LocalExecutor(config.benchmark, workers=workers or config.workers) as executor:
+            with LocalExecutor(
+                config.benchmark, workers=bounded_workers(config.workers, workers), allow_import=trust_benchmark
+            ) as executor:
                 outcomes = executor.run([task for _, task in runnable])
                 for (episode, _), outcome in zip(runnable, outcomes, strict=True):
                     digest = digest_of(outcome.trajectory or b"")

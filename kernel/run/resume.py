@@ -8,6 +8,11 @@ flight are completed without charging budget twice, the Agent is restarted if it
 open, and judging continues from whatever the log already holds. The Episode plan is re-derived from
 the secret key the Run recorded in its ``run-key`` Event (never a new one) and checked against the
 recorded pool commitment.
+
+Nothing the record names is run unless the user says so: a Benchmark named by an import string needs
+``trust_benchmark`` and an Agent that is a ``command:`` or an import string needs ``trust_agent`` (or the user
+re-stating it as ``agent``); otherwise :class:`UntrustedRecordError` before anything is started. The recorded
+worker count and Policy memory cap are bounded by this machine.
 """
 
 from __future__ import annotations
@@ -15,9 +20,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
+from evoledger.kernel.agents.adapters import COMMAND_PREFIX
 from evoledger.kernel.agents.marked import end_marked_processes
 from evoledger.kernel.agents.stale import stop_stale_agent_group
-from evoledger.kernel.registry import BenchmarkRegistry, default_registry
+from evoledger.kernel.execution import bounded_limits, bounded_workers
+from evoledger.kernel.registry import BenchmarkRegistry, UntrustedRecordError, default_registry, is_import_string
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.layout import RunLayout
 from evoledger.kernel.run.runner import RunResult, continue_run, summarize
@@ -62,13 +69,42 @@ def _stop_stale_agent(ledger: Ledger, state: RunState, layout: RunLayout) -> Age
     )
 
 
+def _check_trust(config: RunConfig, root: Path, trust_benchmark: bool, trust_agent: bool, agent: str | None) -> None:
+    """Refuse a record that names code (import strings, a ``command:`` Agent) the user has not vouched for."""
+    name = config.benchmark.name
+    if is_import_string(name) and not trust_benchmark:
+        raise UntrustedRecordError(
+            f"{root} names its Benchmark by the import string {name!r}: resuming would import and run that code. "
+            "If you trust whoever wrote this record, pass --trust-recorded-benchmark"
+        )
+    recorded = config.agent.name
+    if agent is not None and agent != recorded:
+        raise ConfigError(
+            f"--agent {agent!r} is not the Agent {root} recorded ({recorded!r}); a resumed Run keeps its Agent: "
+            "re-state it exactly or leave --agent out"
+        )
+    if (recorded.startswith(COMMAND_PREFIX) or is_import_string(recorded)) and not (trust_agent or agent == recorded):
+        raise UntrustedRecordError(
+            f"{root} records the Agent {recorded!r}: resuming would run that command as you. If you trust whoever "
+            f"wrote this record, pass --trust-recorded-agent (or re-state it: --agent {recorded!r})"
+        )
+
+
 def resume(
     run_dir: Path,
     *,
     registry: BenchmarkRegistry | None = None,
     on_update: Callable[[RunState], None] | None = None,
+    trust_benchmark: bool = False,
+    trust_agent: bool = False,
+    agent: str | None = None,
 ) -> RunResult:
-    """Continue the Run in ``run_dir`` to its end. A Run that already ended is returned as it is."""
+    """Continue the Run in ``run_dir`` to its end. A Run that already ended is returned as it is.
+
+    ``trust_benchmark`` / ``trust_agent``: the user trusts the record's author, so a Benchmark named by an import
+    string may be imported and a recorded ``command:`` (or import-string) Agent run; ``agent``, when given, must
+    equal the recorded Agent name and vouches for it.
+    """
     layout = RunLayout(Path(run_dir).resolve())
     with Ledger.open(layout.root, writable=True) as ledger:
         created = _run_created(ledger)
@@ -79,11 +115,17 @@ def resume(
         state = fold(r.event for r in ledger.events())
         if state.ended_reason is not None:
             return summarize(layout, state, [])
+        _check_trust(config, layout.root, trust_benchmark, trust_agent, agent)
+        config = config.model_copy(
+            update={"workers": bounded_workers(config.workers), "limits": bounded_limits(config.limits)}
+        )
         key = recorded_run_key((r.event for r in ledger.events(kinds=["run-key"])), layout.root)
         stale = _stop_stale_agent(ledger, state, layout)
         if stale is not None:
             ledger.append([stale])
-        benchmark = (registry or default_registry()).make(config.benchmark.name, config.benchmark.config)
+        benchmark = (registry or default_registry()).make(
+            config.benchmark.name, config.benchmark.config, allow_import=trust_benchmark
+        )
         plan = plan_run(benchmark, config, key)
         if plan.commitment != created.pool_commitment:
             raise ConfigError(
