@@ -22,7 +22,17 @@ from typing import Any, Final
 import orjson
 from evoledger.ledger.errors import EncodingError
 
-__all__ = ["DIGEST_PATTERN", "SCAN_JSON", "canonical_json", "digest_of", "is_canonical", "is_digest", "parse_canonical"]
+__all__ = [
+    "DIGEST_PATTERN",
+    "MAX_PAYLOAD_BYTES",
+    "SCAN_JSON",
+    "canonical_json",
+    "digest_of",
+    "is_canonical",
+    "is_digest",
+    "parse_canonical",
+    "parse_payload",
+]
 
 DIGEST_PATTERN: Final = re.compile(r"^sha256:[0-9a-f]{64}$")
 
@@ -103,15 +113,40 @@ def _first_non_string_key(value: Any) -> object:
 
 
 def parse_canonical(data: bytes) -> Any:
-    """Parse JSON bytes written by :func:`canonical_json` (NaN/Infinity literals are refused)."""
+    """Parse JSON bytes written by :func:`canonical_json` (NaN/Infinity literals are refused).
+
+    Bounded: nesting deeper than the interpreter's recursion limit and integers longer than
+    ``sys.get_int_max_str_digits()`` are an :class:`EncodingError`, like invalid UTF-8, never another exception.
+    """
 
     def _no_constants(name: str) -> object:
         raise EncodingError(f"non-finite number {name} is not canonical JSON")
 
     try:
         return json.loads(data, parse_constant=_no_constants)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise EncodingError(f"not valid canonical JSON: {exc}") from None
+    except RecursionError:
+        raise EncodingError("not valid canonical JSON: nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, and an integer past sys.get_int_max_str_digits()
+        raise EncodingError(f"not valid canonical JSON: {str(exc)[:200]}") from None
+
+
+MAX_PAYLOAD_BYTES: Final = 64 * 1024 * 1024
+"""The largest Event payload written or read (64 MiB): it bounds every string a recorded payload holds."""
+
+
+def parse_payload(data: bytes) -> Any:
+    """Parse a recorded Event payload, bounded; anything unreadable is an :class:`EncodingError`.
+
+    At most :data:`MAX_PAYLOAD_BYTES`; orjson reads the common case (strict UTF-8, nesting up to 1024); what it
+    refuses (integers beyond 64 bits, deeper nesting) goes through :func:`parse_canonical`, which is bounded by
+    the recursion limit and ``sys.get_int_max_str_digits()``.
+    """
+    if len(data) > MAX_PAYLOAD_BYTES:
+        raise EncodingError(f"payload of {len(data):,} bytes is larger than the {MAX_PAYLOAD_BYTES:,}-byte limit")
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError:
+        return parse_canonical(data)
 
 
 SCAN_JSON: Final[Callable[[str, int], tuple[Any, int]]] = json.scanner.make_scanner(

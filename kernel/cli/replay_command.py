@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 from evoledger.kernel.cli.options import echo_json
+from evoledger.kernel.cli.terminal_text import cell, markup
 from evoledger.kernel.replay import CheckResult, ReplayReport, replay
 from rich.console import Console
-from rich.markup import escape
 from rich.table import Table
 
 __all__ = ["print_report", "replay_command"]
@@ -20,7 +20,7 @@ _SHOWN = 20
 def _findings_table(check: CheckResult) -> Table:
     table = Table("severity", "code", "where", "what it means", title=f"{check.name}: findings")
     for f in check.findings[:_SHOWN]:
-        table.add_row(f.severity, f.code, f.where, f.message)
+        table.add_row(cell(f.severity), cell(f.code), cell(f.where), cell(f.message))
     more = len(check.findings) - _SHOWN + check.findings_omitted
     if more > 0:
         table.add_row("", "", "", f"... and {more} more (use --json for all)")
@@ -32,33 +32,35 @@ def print_report(report: ReplayReport, console: Console) -> None:
     if report.rebuilt is not None:
         done = report.rebuilt
         if "error" in done:
-            console.print(f"[red]--rebuild failed[/red]: {done['error']}")
+            console.print(f"[red]--rebuild failed[/red]: {markup(done['error'])}")
         else:
             console.print(
-                f"rebuilt {done['target']}: {done['written']} files written, {done['deleted']} deleted, "
+                f"rebuilt {markup(done['target'])}: {done['written']} files written, {done['deleted']} deleted, "
                 f"{done['unchanged']} already correct"
             )
             for odd in done.get("garbage", []):
-                console.print(f"[yellow]removed Agent-owned garbage[/yellow]: {escape(odd)}", highlight=False)
+                console.print(f"[yellow]removed Agent-owned garbage[/yellow]: {markup(odd)}", highlight=False)
         if "warning" in done:
-            console.print(f"[yellow]warning[/yellow]: {done['warning']}")
-    table = Table("check", "verdict", "seconds", "summary", title=f"evoledger replay {report.run_dir}")
+            console.print(f"[yellow]warning[/yellow]: {markup(done['warning'])}")
+    table = Table("check", "verdict", "seconds", "summary", title=cell(f"evoledger replay {report.run_dir}"))
     for check in report.checks:
-        table.add_row(check.name, _VERDICT[check.status], f"{check.seconds:.2f}", check.summary)
+        table.add_row(check.name, _VERDICT[check.status], f"{check.seconds:.2f}", cell(check.summary))
     console.print(table)
     for check in report.checks:
         if check.status == "fail":
             console.print(_findings_table(check))
         else:
             for f in [f for f in check.findings if f.severity != "error"][:_SHOWN]:
-                console.print(f"[dim]{f.severity} ({check.name}): {f.message}[/dim]")
+                console.print(f"[dim]{markup(f.severity)} ({check.name}): {markup(f.message)}[/dim]")
     failure = report.first_failure
     if failure is None:
         console.print("[green]ok[/green]: every check passed")
     else:
         name, finding = failure
-        where = f" at {finding.where}" if finding.where else ""
-        console.print(f"[red]FAILED[/red]: first failure in {name}{where} ({finding.code}): {finding.message}")
+        where = f" at {markup(finding.where)}" if finding.where else ""
+        console.print(
+            f"[red]FAILED[/red]: first failure in {name}{where} ({markup(finding.code)}): {markup(finding.message)}"
+        )
 
 
 @click.command("replay")
