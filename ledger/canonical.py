@@ -25,6 +25,7 @@ from evoledger.ledger.errors import EncodingError
 __all__ = [
     "DIGEST_PATTERN",
     "MAX_PAYLOAD_BYTES",
+    "MAX_PAYLOAD_DEPTH",
     "SCAN_JSON",
     "canonical_json",
     "digest_of",
@@ -133,20 +134,42 @@ def parse_canonical(data: bytes) -> Any:
 MAX_PAYLOAD_BYTES: Final = 64 * 1024 * 1024
 """The largest Event payload written or read (64 MiB): it bounds every string a recorded payload holds."""
 
+MAX_PAYLOAD_DEPTH: Final = 256
+"""The deepest nesting of arrays and objects a recorded payload may hold (recursive readers stay far from the
+interpreter's recursion limit)."""
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list):
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
+    return False
+
 
 def parse_payload(data: bytes) -> Any:
     """Parse a recorded Event payload, bounded; anything unreadable is an :class:`EncodingError`.
 
-    At most :data:`MAX_PAYLOAD_BYTES`; orjson reads the common case (strict UTF-8, nesting up to 1024); what it
-    refuses (integers beyond 64 bits, deeper nesting) goes through :func:`parse_canonical`, which is bounded by
-    the recursion limit and ``sys.get_int_max_str_digits()``.
+    At most :data:`MAX_PAYLOAD_BYTES` and :data:`MAX_PAYLOAD_DEPTH` levels (checked only when the payload holds
+    that many brackets at all); orjson reads the common case (strict UTF-8); what it refuses (integers beyond
+    64 bits) goes through :func:`parse_canonical`, which is bounded by the recursion limit and
+    ``sys.get_int_max_str_digits()``.
     """
     if len(data) > MAX_PAYLOAD_BYTES:
         raise EncodingError(f"payload of {len(data):,} bytes is larger than the {MAX_PAYLOAD_BYTES:,}-byte limit")
     try:
-        return orjson.loads(data)
+        value = orjson.loads(data)
     except orjson.JSONDecodeError:
-        return parse_canonical(data)
+        value = parse_canonical(data)
+    if data.count(b"[") + data.count(b"{") > MAX_PAYLOAD_DEPTH and _deeper_than(value, MAX_PAYLOAD_DEPTH):
+        raise EncodingError(f"payload nests arrays and objects deeper than {MAX_PAYLOAD_DEPTH} levels")
+    return value
 
 
 SCAN_JSON: Final[Callable[[str, int], tuple[Any, int]]] = json.scanner.make_scanner(

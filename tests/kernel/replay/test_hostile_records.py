@@ -6,6 +6,7 @@ way an attacker who hands over a run directory would, then drives the real comma
 
 from __future__ import annotations
 
+import os
 import uuid
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -93,7 +94,8 @@ def test_replay_execute_refuses_a_recorded_import_string(
     _no_traceback(done)
     assert not marker.exists(), "replay --execute ran the command named by the record"
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "subprocess:run" in done.stderr and "--trust-recorded-benchmark" in done.stderr
+    assert "subprocess:run" in done.stderr
+    assert "--trust-recorded-benchmark" in done.stderr
 
 
 def test_resume_refuses_a_recorded_import_string(
@@ -104,7 +106,8 @@ def test_resume_refuses_a_recorded_import_string(
     _no_traceback(done)
     assert not marker.exists(), "resume ran the command named by the record"
     assert done.returncode == 2, done.stdout + done.stderr
-    assert "subprocess:run" in done.stderr and "--trust-recorded-benchmark" in done.stderr
+    assert "subprocess:run" in done.stderr
+    assert "--trust-recorded-benchmark" in done.stderr
 
 
 def test_export_of_a_recorded_import_string_imports_nothing(
@@ -124,9 +127,11 @@ def test_resume_refuses_a_recorded_command_agent_unless_trusted(
     refused = replay_cli("resume", str(run_copy))
     _no_traceback(refused)
     assert refused.returncode == 2, refused.stdout + refused.stderr
-    assert command in refused.stderr and "--trust-recorded-agent" in refused.stderr
+    assert command in refused.stderr
+    assert "--trust-recorded-agent" in refused.stderr
     other = replay_cli("resume", str(run_copy), "--agent", "command:true")
-    assert other.returncode == 2 and command in other.stderr, other.stderr
+    assert other.returncode == 2, other.stderr
+    assert command in other.stderr
     assert not marker.exists()
     trusted = replay_cli("resume", str(run_copy), "--trust-recorded-agent", "--json")
     assert trusted.returncode == 0, trusted.stdout + trusted.stderr  # finished already: only run-ended is written
@@ -136,10 +141,11 @@ def test_resource_figures_from_a_record_are_bounded_by_this_machine() -> None:
     assert bounded_workers(256) == local_cpu_count()
     assert bounded_workers(256, requested=10_000) == local_cpu_count()
     assert bounded_workers(1) == 1
-    assert local_cpu_count() <= (__import__("os").cpu_count() or 1)
+    assert local_cpu_count() <= (os.cpu_count() or 1)
     unbounded = bounded_limits(PolicyLimits(memory_bytes=None))
     huge = bounded_limits(PolicyLimits(memory_bytes=1 << 60))
-    assert unbounded.memory_bytes is not None and unbounded.memory_bytes < 1 << 60
+    assert unbounded.memory_bytes is not None
+    assert unbounded.memory_bytes < 1 << 60
     assert huge.memory_bytes == unbounded.memory_bytes
     assert bounded_limits(PolicyLimits()) == PolicyLimits()  # a sane recorded cap is kept as it is
 
