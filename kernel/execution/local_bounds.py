@@ -10,10 +10,11 @@ under the cap).
 from __future__ import annotations
 
 import os
+from typing import Final
 
 from evoledger.kernel.execution.tasks import PolicyLimits
 
-__all__ = ["bounded_limits", "bounded_workers", "local_cpu_count", "local_memory_bytes"]
+__all__ = ["MAX_CPU_SECONDS", "bounded_limits", "bounded_workers", "local_cpu_count", "local_memory_bytes"]
 
 
 def local_cpu_count() -> int:
@@ -40,10 +41,17 @@ def bounded_workers(recorded: int, requested: int | None = None) -> int:
     return max(1, min(wanted, local_cpu_count()))
 
 
+MAX_CPU_SECONDS: Final = 8 * 86_400
+"""The largest CPU-time limit (RLIMIT_CPU) a recorded Policy limit may ask for: above the schema's wall limits."""
+
+
 def bounded_limits(limits: PolicyLimits) -> PolicyLimits:
-    """``limits`` with the Policy's memory cap at most this machine's physical memory (time limits are bounded
-    by the schema already)."""
+    """``limits`` with the Policy's memory cap at most this machine's physical memory and its CPU-time limit at
+    most :data:`MAX_CPU_SECONDS` (wall-clock limits are bounded by the schema already)."""
+    update: dict[str, int] = {}
     physical = local_memory_bytes()
-    if physical is None or (limits.memory_bytes is not None and limits.memory_bytes <= physical):
-        return limits
-    return limits.model_copy(update={"memory_bytes": max(physical, 64 * 1024**2)})
+    if physical is not None and (limits.memory_bytes is None or limits.memory_bytes > physical):
+        update["memory_bytes"] = max(physical, 64 * 1024**2)
+    if limits.cpu_seconds is not None and limits.cpu_seconds > MAX_CPU_SECONDS:
+        update["cpu_seconds"] = MAX_CPU_SECONDS
+    return limits.model_copy(update=update) if update else limits

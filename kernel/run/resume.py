@@ -12,13 +12,15 @@ recorded pool commitment.
 Nothing the record names is run unless the user says so: a Benchmark named by an import string needs
 ``trust_benchmark`` and an Agent that is a ``command:`` or an import string needs ``trust_agent`` (or the user
 re-stating it as ``agent``); otherwise :class:`UntrustedRecordError` before anything is started. The recorded
-worker count and Policy memory cap are bounded by this machine.
+worker count and Policy memory cap are bounded by this machine, and the Agent's timeout and finish grace
+by sane maxima (7 days, 1 hour).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
 from evoledger.kernel.agents.adapters import COMMAND_PREFIX
 from evoledger.kernel.agents.marked import end_marked_processes
@@ -90,6 +92,22 @@ def _check_trust(config: RunConfig, root: Path, trust_benchmark: bool, trust_age
         )
 
 
+_MAX_AGENT_SECONDS: Final = 7 * 86_400
+_MAX_GRACE_SECONDS: Final = 3_600.0
+
+
+def _bounded(config: RunConfig) -> RunConfig:
+    """The recorded configuration with every resource figure bounded by this machine and sane limits."""
+    return config.model_copy(
+        update={
+            "workers": bounded_workers(config.workers),
+            "limits": bounded_limits(config.limits),
+            "agent_timeout_seconds": min(config.agent_timeout_seconds, _MAX_AGENT_SECONDS),
+            "finish_grace_seconds": min(config.finish_grace_seconds, _MAX_GRACE_SECONDS),
+        }
+    )
+
+
 def resume(
     run_dir: Path,
     *,
@@ -116,9 +134,7 @@ def resume(
         if state.ended_reason is not None:
             return summarize(layout, state, [])
         _check_trust(config, layout.root, trust_benchmark, trust_agent, agent)
-        config = config.model_copy(
-            update={"workers": bounded_workers(config.workers), "limits": bounded_limits(config.limits)}
-        )
+        config = _bounded(config)
         key = recorded_run_key((r.event for r in ledger.events(kinds=["run-key"])), layout.root)
         stale = _stop_stale_agent(ledger, state, layout)
         if stale is not None:

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from evoledger.kernel.execution import PolicyLimits, bounded_limits, bounded_workers, local_cpu_count
+from evoledger.kernel.execution.local_bounds import MAX_CPU_SECONDS
 from evoledger.ledger.head import MANIFEST_NAME, Head, HeadManifest
 
 Cli = Callable[..., CompletedProcess[str]]
@@ -147,6 +148,7 @@ def test_resource_figures_from_a_record_are_bounded_by_this_machine() -> None:
     assert unbounded.memory_bytes is not None
     assert unbounded.memory_bytes < 1 << 60
     assert huge.memory_bytes == unbounded.memory_bytes
+    assert bounded_limits(PolicyLimits(cpu_seconds=10**12)).cpu_seconds == MAX_CPU_SECONDS
     assert bounded_limits(PolicyLimits()) == PolicyLimits()  # a sane recorded cap is kept as it is
 
 
