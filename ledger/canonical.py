@@ -62,6 +62,8 @@ def canonical_json(value: Any) -> bytes:
     """
     try:
         text = _STRICT_ENCODER.encode(value)
+    except RecursionError:
+        raise EncodingError("cannot encode canonically: the value is nested too deeply") from None
     except ValueError as exc:  # NaN / infinity (allow_nan=False) or a circular reference
         raise EncodingError(
             f"cannot encode canonically: {exc}; replace NaN/infinite floats with null or a finite number"

@@ -19,6 +19,7 @@ from evoledger.ledger.canonical import MAX_PAYLOAD_BYTES, canonical_json, parse_
 from evoledger.ledger.errors import EncodingError
 from evoledger.ledger.head import MANIFEST_NAME, Head, HeadManifest
 from evoledger.ledger.records import GENESIS_HASH, chain_hash
+from evoledger.ledger.store import Ledger
 
 Cli = Callable[..., CompletedProcess[str]]
 EVIL = "\x1b[2J\x1b[32mok: 0 problems\r"
@@ -124,3 +125,31 @@ def test_control_characters_in_recorded_text_are_printed_escaped(
     assert "\x1b" not in output, output[-3000:]
     assert "x1b" in output, output[-3000:]  # shown, as text
     assert "x0d" in output, output[-3000:]  # (text=True would turn a raw carriage return into a newline)
+
+
+_BAD_OBSERVATION: dict[str, bytes] = {
+    "deep": b"[" * 5_000 + b"1" + b"]" * 5_000,
+    "long_integer": b"9" * 5_000,
+    "invalid_utf8": b'"\xff"',
+}
+
+
+@pytest.mark.parametrize("how", sorted(_BAD_OBSERVATION))
+def test_a_crafted_trajectory_object_stops_export_with_an_error_naming_the_episode(
+    run_copy: Path, tamper: Any, replay_cli: Cli, how: str, tmp_path: Path
+) -> None:
+    seq = tamper.seq_of(run_copy, "episode-finished")
+    with Ledger.open(run_copy, writable=True) as book:
+        raw = book.objects.get(tamper.payload(run_copy, seq)["trajectory_digest"])
+        start = b'"observations":['
+        crafted = book.objects.put(raw.replace(start, start + _BAD_OBSERVATION[how] + b",", 1))
+
+    def point(data: dict[str, Any]) -> None:
+        data["trajectory_digest"] = crafted
+
+    tamper.forge(run_copy, seq, point)
+    done = replay_cli("export", str(run_copy), "--out", str(tmp_path / "dataset"), "--json-spaces")
+    output = done.stdout + done.stderr
+    assert "Traceback" not in output, output[-3000:]
+    assert done.returncode == 3, output[-3000:]
+    assert "Episode" in output, output[-3000:]
