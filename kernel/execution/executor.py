@@ -40,7 +40,7 @@ from evoledger.kernel.execution.messages import (
 )
 from evoledger.kernel.execution.policy_process import describe_wait_status
 from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
-from evoledger.kernel.registry import BenchmarkRef
+from evoledger.kernel.registry import BenchmarkRef, UntrustedRecordError
 from evoledger.ledger.errors import ConfigError, InfraError, InputError
 
 __all__ = ["Executor", "LocalExecutor"]
@@ -163,7 +163,9 @@ def _startup_error(worker: _Worker, frame: bytes) -> Exception:
         name, message = str(report["error"]), str(report["message"])
     except (orjson.JSONDecodeError, KeyError, TypeError):
         return InfraError(f"worker {worker.slot} failed to start and sent an unreadable report")
-    if name in ("UnknownNameError", "ConfigError", "InputError", "ValidationError", "UntrustedRecordError"):
+    if name == "UntrustedRecordError":
+        return UntrustedRecordError(f"the worker refused the Benchmark: {message}")
+    if name in ("UnknownNameError", "ConfigError", "InputError", "ValidationError"):
         return ConfigError(f"the worker could not build the Benchmark: {message}")
     return InfraError(f"worker {worker.slot} failed to start: {name}: {message}")
 
