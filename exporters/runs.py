@@ -148,7 +148,7 @@ def public_spec_from_task_text(text: str) -> dict[str, Any] | None:
     for match in _JSON_BLOCK.finditer(text):
         try:
             value = json.loads(match.group(1))
-        except ValueError:
+        except (ValueError, RecursionError):  # not JSON, nested too deeply, or an over-long integer
             continue
         if (
             isinstance(value, dict)

@@ -30,7 +30,7 @@ import numpy as np
 import orjson
 import pyarrow as pa
 from evoledger.ledger.canonical import canonical_json
-from evoledger.ledger.errors import SchemaError
+from evoledger.ledger.errors import EncodingError, SchemaError
 
 __all__ = ["JSON_ENCODING", "ColumnChunk", "ValueEncoding", "encode_values", "encoding_for", "to_arrow"]
 
@@ -125,8 +125,11 @@ def encoding_for(space: Mapping[str, Any] | None) -> ValueEncoding:
 def _json_text(value: Any) -> str:
     try:
         return orjson.dumps(value, option=orjson.OPT_SORT_KEYS).decode("utf-8")
-    except TypeError:  # integers beyond 64 bits: the canonical encoder handles them
-        return canonical_json(value).decode("utf-8")
+    except TypeError:  # integers beyond 64 bits (or nesting orjson refuses): the canonical encoder decides
+        try:
+            return canonical_json(value).decode("utf-8")
+        except EncodingError as exc:
+            raise SchemaError(f"a value cannot be stored as JSON text: {exc}") from None
 
 
 def encode_values(values: Sequence[Any], encoding: ValueEncoding) -> ColumnChunk:

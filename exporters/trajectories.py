@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 import orjson
-from evoledger.ledger.errors import SchemaError
+from evoledger.ledger.errors import EncodingError, SchemaError
 from evoledger.ledger.store import Ledger
 from evoledger.ledger.trajectories import TRAJECTORY_FORMAT, Trajectory, decode_trajectory
 
@@ -47,5 +47,5 @@ def load_trajectory(ledger: Ledger, digest: str, where: str) -> Trajectory:
     """The trajectory Object ``digest`` of ``ledger``; errors name ``where`` (the Run and Episode)."""
     try:
         return read_trajectory(ledger.objects.get(digest))
-    except SchemaError as exc:
-        raise SchemaError(f"{where}: {exc}") from None
+    except (SchemaError, EncodingError) as exc:  # EncodingError: not UTF-8, an over-long integer, nested too deeply
+        raise SchemaError(f"{where}: trajectory Object {digest}: {exc}") from None

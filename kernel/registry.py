@@ -4,8 +4,11 @@ The kernel never imports a concrete Benchmark statically. A Benchmark module in 
 ``evoledger.benchmarks`` package declares a module-level ``BENCHMARKS`` mapping of names to factories
 (``factory(**config) -> Benchmark``); adding a Benchmark is adding one module. Third-party packages
 add theirs through the ``evoledger.benchmarks`` entry-point group (``name = "pkg.module:factory"``).
-Anywhere a name is accepted, an import string ``"pkg.module:factory"`` is accepted too, which is how
-tests register ad-hoc Benchmarks without touching the package.
+Where the *user* types a name (``evoledger run``, ``evaluate --benchmark``), an import string
+``"pkg.module:factory"`` is accepted too, which is how tests register ad-hoc Benchmarks without touching the
+package. A name read from a record (a ledger someone else may have written) is resolved with
+:func:`resolve_recorded`: only through the registry of installed Benchmarks, never by importing, unless the user
+says so (``--trust-recorded-benchmark``); otherwise :class:`UntrustedRecordError`.
 """
 
 from __future__ import annotations
@@ -20,7 +23,16 @@ from evoledger.kernel.authoring import Benchmark
 from evoledger.ledger.errors import ConfigError, InputError, UnknownNameError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["BenchmarkRef", "BenchmarkRegistry", "default_registry", "load_object", "resolve_benchmark"]
+__all__ = [
+    "BenchmarkRef",
+    "BenchmarkRegistry",
+    "UntrustedRecordError",
+    "default_registry",
+    "is_import_string",
+    "load_object",
+    "resolve_benchmark",
+    "resolve_recorded",
+]
 
 BenchmarkFactory = Callable[..., Benchmark]
 
@@ -41,6 +53,15 @@ def load_object(import_string: str) -> Any:
     except AttributeError:
         raise InputError(f"module {module_name!r} has no attribute {attr!r} (from {import_string!r})") from None
     return obj
+
+
+class UntrustedRecordError(ConfigError):
+    """A record names code (an import string, a ``command:`` Agent) that is run only when the user says so."""
+
+
+def is_import_string(name: str) -> bool:
+    """Whether ``name`` would be imported (``"pkg.module:factory"``) rather than looked up in a registry."""
+    return ":" in name
 
 
 class BenchmarkRef(BaseModel):
@@ -89,9 +110,14 @@ class BenchmarkRegistry:
         """All registered names, sorted."""
         return sorted(self._discover())
 
-    def factory(self, name: str) -> BenchmarkFactory:
-        """The factory registered under ``name`` (or named by an import string)."""
-        if ":" in name:
+    def factory(self, name: str, *, allow_import: bool = True) -> BenchmarkFactory:
+        """The factory registered under ``name`` (or named by an import string, if ``allow_import``)."""
+        if is_import_string(name):
+            if not allow_import:
+                raise UntrustedRecordError(
+                    f"the recorded Benchmark {name!r} is an import string: importing it would run code named by "
+                    "the record; pass --trust-recorded-benchmark if you trust whoever wrote it"
+                )
             return load_object(name)  # type: ignore[no-any-return]
         factories = self._discover()
         if name not in factories:
@@ -102,9 +128,12 @@ class BenchmarkRegistry:
             factories[name] = entry
         return entry
 
-    def make(self, name: str, config: Mapping[str, Any] | None = None) -> Benchmark:
-        """Build the Benchmark ``name`` with ``config`` (a mapping of its typed configuration fields)."""
-        factory = self.factory(name)
+    def make(self, name: str, config: Mapping[str, Any] | None = None, *, allow_import: bool = True) -> Benchmark:
+        """Build the Benchmark ``name`` with ``config`` (a mapping of its typed configuration fields).
+
+        ``allow_import=False`` refuses an import string (:class:`UntrustedRecordError`) before importing anything.
+        """
+        factory = self.factory(name, allow_import=allow_import)
         try:
             benchmark = factory(**dict(config or {}))
         except (TypeError, ValidationError) as exc:
@@ -122,6 +151,18 @@ def default_registry() -> BenchmarkRegistry:
     return _DEFAULT
 
 
-def resolve_benchmark(ref: BenchmarkRef, registry: BenchmarkRegistry | None = None) -> Benchmark:
-    """Build the Benchmark a :class:`BenchmarkRef` names."""
-    return (registry or _DEFAULT).make(ref.name, ref.config)
+def resolve_benchmark(
+    ref: BenchmarkRef, registry: BenchmarkRegistry | None = None, *, allow_import: bool = True
+) -> Benchmark:
+    """Build the Benchmark a :class:`BenchmarkRef` the user gave names (see :func:`resolve_recorded` for records)."""
+    return (registry or _DEFAULT).make(ref.name, ref.config, allow_import=allow_import)
+
+
+def resolve_recorded(
+    ref: BenchmarkRef, registry: BenchmarkRegistry | None = None, *, trusted: bool = False
+) -> Benchmark:
+    """Build the Benchmark a record names: by registry name only, unless the user ``trusted`` the record.
+
+    Raises :class:`UntrustedRecordError` (nothing imported) for an import string from an untrusted record.
+    """
+    return resolve_benchmark(ref, registry, allow_import=trusted)

@@ -22,7 +22,18 @@ from typing import Any, Final
 import orjson
 from evoledger.ledger.errors import EncodingError
 
-__all__ = ["DIGEST_PATTERN", "SCAN_JSON", "canonical_json", "digest_of", "is_canonical", "is_digest", "parse_canonical"]
+__all__ = [
+    "DIGEST_PATTERN",
+    "MAX_PAYLOAD_BYTES",
+    "MAX_PAYLOAD_DEPTH",
+    "SCAN_JSON",
+    "canonical_json",
+    "digest_of",
+    "is_canonical",
+    "is_digest",
+    "parse_canonical",
+    "parse_payload",
+]
 
 DIGEST_PATTERN: Final = re.compile(r"^sha256:[0-9a-f]{64}$")
 
@@ -51,6 +62,8 @@ def canonical_json(value: Any) -> bytes:
     """
     try:
         text = _STRICT_ENCODER.encode(value)
+    except RecursionError:
+        raise EncodingError("cannot encode canonically: the value is nested too deeply") from None
     except ValueError as exc:  # NaN / infinity (allow_nan=False) or a circular reference
         raise EncodingError(
             f"cannot encode canonically: {exc}; replace NaN/infinite floats with null or a finite number"
@@ -103,15 +116,62 @@ def _first_non_string_key(value: Any) -> object:
 
 
 def parse_canonical(data: bytes) -> Any:
-    """Parse JSON bytes written by :func:`canonical_json` (NaN/Infinity literals are refused)."""
+    """Parse JSON bytes written by :func:`canonical_json` (NaN/Infinity literals are refused).
+
+    Bounded: nesting deeper than the interpreter's recursion limit and integers longer than
+    ``sys.get_int_max_str_digits()`` are an :class:`EncodingError`, like invalid UTF-8, never another exception.
+    """
 
     def _no_constants(name: str) -> object:
         raise EncodingError(f"non-finite number {name} is not canonical JSON")
 
     try:
         return json.loads(data, parse_constant=_no_constants)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise EncodingError(f"not valid canonical JSON: {exc}") from None
+    except RecursionError:
+        raise EncodingError("not valid canonical JSON: nested too deeply") from None
+    except ValueError as exc:  # JSONDecodeError, UnicodeDecodeError, and an integer past sys.get_int_max_str_digits()
+        raise EncodingError(f"not valid canonical JSON: {str(exc)[:200]}") from None
+
+
+MAX_PAYLOAD_BYTES: Final = 64 * 1024 * 1024
+"""The largest Event payload written or read (64 MiB): it bounds every string a recorded payload holds."""
+
+MAX_PAYLOAD_DEPTH: Final = 256
+"""The deepest nesting of arrays and objects a recorded payload may hold (recursive readers stay far from the
+interpreter's recursion limit)."""
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict):
+            item = list(item.values())
+        elif not isinstance(item, list):
+            continue
+        if depth > limit:
+            return True
+        stack.extend((child, depth + 1) for child in item if isinstance(child, (dict, list)))
+    return False
+
+
+def parse_payload(data: bytes) -> Any:
+    """Parse a recorded Event payload, bounded; anything unreadable is an :class:`EncodingError`.
+
+    At most :data:`MAX_PAYLOAD_BYTES` and :data:`MAX_PAYLOAD_DEPTH` levels (checked only when the payload holds
+    that many brackets at all); orjson reads the common case (strict UTF-8); what it refuses (integers beyond
+    64 bits) goes through :func:`parse_canonical`, which is bounded by the recursion limit and
+    ``sys.get_int_max_str_digits()``.
+    """
+    if len(data) > MAX_PAYLOAD_BYTES:
+        raise EncodingError(f"payload of {len(data):,} bytes is larger than the {MAX_PAYLOAD_BYTES:,}-byte limit")
+    try:
+        value = orjson.loads(data)
+    except orjson.JSONDecodeError:
+        value = parse_canonical(data)
+    if data.count(b"[") + data.count(b"{") > MAX_PAYLOAD_DEPTH and _deeper_than(value, MAX_PAYLOAD_DEPTH):
+        raise EncodingError(f"payload nests arrays and objects deeper than {MAX_PAYLOAD_DEPTH} levels")
+    return value
 
 
 SCAN_JSON: Final[Callable[[str, int], tuple[Any, int]]] = json.scanner.make_scanner(

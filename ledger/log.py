@@ -23,7 +23,14 @@ from datetime import UTC, datetime
 from typing import Any, Final, NoReturn, Protocol
 
 import orjson
-from evoledger.ledger.canonical import SCAN_JSON, canonical_json, is_canonical, is_digest, parse_canonical
+from evoledger.ledger.canonical import (
+    MAX_PAYLOAD_BYTES,
+    SCAN_JSON,
+    canonical_json,
+    is_canonical,
+    is_digest,
+    parse_canonical,
+)
 from evoledger.ledger.database import SQLITE_ERRORS, Database, database_failure
 from evoledger.ledger.errors import ConcurrencyError, EncodingError, InputError, IntegrityError
 from evoledger.ledger.head import EMPTY_HEAD, Head, HeadManifest
@@ -139,6 +146,8 @@ def check_batch(events: Iterable[object]) -> list[PendingEvent]:
             continue
         if not isinstance(payload, bytes):
             raise EncodingError(f"event {kind!r} payload must be canonical JSON bytes, got {type(payload).__name__}")
+        if len(payload) > MAX_PAYLOAD_BYTES:  # what no reader accepts is not written
+            raise EncodingError(f"event {kind!r} payload of {len(payload):,} bytes exceeds {MAX_PAYLOAD_BYTES:,}")
         try:
             value = _fast_loads(payload)  # whole input, strict UTF-8, no NaN/Infinity literals
         except ValueError:  # orjson.JSONDecodeError; also integers beyond 64 bits, which JSON allows

@@ -9,11 +9,11 @@ so that it never pays for pydantic parsing.
 
 from __future__ import annotations
 
-import json
 import re
 from typing import Final
 
-from evoledger.ledger.canonical import is_digest
+from evoledger.ledger.canonical import is_digest, parse_payload
+from evoledger.ledger.errors import EncodingError
 
 __all__ = ["digests_in", "referenced_digests"]
 
@@ -73,11 +73,11 @@ def referenced_digests(payload: bytes) -> list[str]:
     if len(found) == total:
         return found
     try:
-        value = json.loads(payload)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        value = parse_payload(payload)
+        exact: list[str] = []
+        _walk(value, exact)
+    except (EncodingError, RecursionError):  # not JSON, or nested too deeply to walk: the scan's reading stands
         return found
-    exact: list[str] = []
-    _walk(value, exact)
     return exact
 
 

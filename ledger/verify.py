@@ -20,7 +20,6 @@ record is ``object_evicted_unrecorded``.
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -28,9 +27,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Final
 
-from evoledger.ledger.canonical import is_digest
+from evoledger.ledger.canonical import is_digest, parse_payload
 from evoledger.ledger.database import DATABASE_NAME, SQLITE_ERRORS, Database
 from evoledger.ledger.errors import (
+    EncodingError,
     IntegrityError,
     LedgerError,
     LedgerNotFoundError,
@@ -311,6 +311,10 @@ def _walk_chain(
                         seq=seq,
                     )
                 )
+            try:  # bounded: a payload no writer produces (deep, huge, not UTF-8, a 5,000-digit integer)
+                parse_payload(payload)
+            except EncodingError as exc:
+                add(Problem("chain", "payload_malformed", f"event {seq} ({kind!r:.80}): {exc}", seq=seq))
             if b"sha256:" in payload:
                 found = known.get(seq)
                 for ref in referenced_digests(payload) if found is None else found:
@@ -341,8 +345,8 @@ def _walk_chain(
 
 def _note_evictions(payload: bytes, evicted: set[str]) -> None:
     try:
-        listed = json.loads(payload).get("digests")
-    except (UnicodeDecodeError, json.JSONDecodeError, AttributeError):
+        listed = parse_payload(payload).get("digests")
+    except (EncodingError, AttributeError):
         return
     if isinstance(listed, list):
         evicted.update(d for d in listed if is_digest(d))

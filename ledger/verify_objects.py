@@ -124,7 +124,7 @@ def _typed_references(
                 continue
             try:
                 refs = typed_object_refs(kind, json.loads(payload)) if type(kind) is str else frozenset(named)
-            except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+            except (ValueError, RecursionError):  # also an integer past sys.get_int_max_str_digits()
                 refs = frozenset(referenced_digests(payload))  # not JSON: the scan's reading stands
             for digest in named.intersection(refs):
                 confirmed.setdefault(digest, seq)

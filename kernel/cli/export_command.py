@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import click
 from evoledger.kernel.cli.options import echo_json
+from evoledger.kernel.cli.terminal_text import cell, markup
 from evoledger.kernel.registry import load_object
 from evoledger.ledger.errors import InputError
 from rich.console import Console
@@ -43,17 +44,18 @@ def _require(output_format: str) -> None:
 
 def _print(report: Any) -> None:
     console = Console()
-    table = Table(title=f"dataset {report.out} ({report.output_format}, visibility {report.visibility})")
+    table = Table(title=cell(f"dataset {report.out} ({report.output_format}, visibility {report.visibility})"))
     for column in ("config", "split", "rows", "file", "bytes"):
         table.add_column(column)
     for config in report.configs:
         for split in config.splits:
-            table.add_row(config.name, split.split, str(split.rows), ", ".join(split.files), str(split.file_bytes))
+            files = cell(", ".join(split.files))
+            table.add_row(cell(config.name), cell(split.split), str(split.rows), files, str(split.file_bytes))
     if report.minari_dataset_id is not None:
-        table.add_row("minari", report.visibility, str(report.steps), report.minari_dataset_id, "")
+        table.add_row("minari", cell(report.visibility), str(report.steps), cell(report.minari_dataset_id), "")
     console.print(table)
     runs = ", ".join(f"{r.run_id} ({r.head_hash[:19]}…)" for r in report.runs)
-    console.print(f"runs: {runs}")
+    console.print(f"runs: {markup(runs)}", highlight=False)
     console.print(
         f"observations {report.observation_encoding}, actions {report.action_encoding}; "
         f"{report.steps} steps in {report.seconds:.2f} s ({report.steps_per_second:,.0f} steps/s)"

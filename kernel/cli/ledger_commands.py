@@ -7,7 +7,9 @@ from pathlib import Path
 
 import click
 from evoledger.kernel.cli.options import echo_json
-from evoledger.ledger.errors import UnknownNameError
+from evoledger.kernel.cli.terminal_text import cell, markup
+from evoledger.ledger.canonical import parse_payload
+from evoledger.ledger.errors import EncodingError, UnknownNameError
 from evoledger.ledger.events import EVENT_TYPES
 from evoledger.ledger.signature_check import check_signature
 from evoledger.ledger.signing_keys import parse_trusted_key
@@ -64,14 +66,21 @@ def verify_command(record_dir: Path, trusted_key: str | None, as_json: bool) -> 
         console = Console()
         verdict = "[green]ok[/green]" if report.ok and signature.ok else "[red]FAILED[/red]"
         console.print(
-            f"{verdict}  {report.events_checked} events, {report.objects_checked} objects checked in {record_dir}"
+            f"{verdict}  {report.events_checked} events, {report.objects_checked} objects checked in "
+            f"{markup(record_dir)}"
         )
         mark = "[green]" if signature.ok else "[red]"
         console.print(f"{mark}signature {signature.status}[/]  {escape(signature.message)}")
         if report.problems:
             table = Table("check", "code", "seq", "digest", "what it means")
             for p in report.problems[:50]:
-                table.add_row(p.check, p.code, "" if p.seq is None else str(p.seq), (p.digest or "")[:23], p.message)
+                table.add_row(
+                    cell(p.check),
+                    cell(p.code),
+                    "" if p.seq is None else str(p.seq),
+                    cell((p.digest or "")[:23]),
+                    cell(p.message),
+                )
             console.print(table)
     if not (report.ok and signature.ok):
         raise SystemExit(3)
@@ -89,6 +98,9 @@ def log_command(
 ) -> None:
     """List the Events of a record, oldest first.
 
+    A payload that cannot be read (not UTF-8, nested too deeply, an over-long number or string) is listed
+    as a finding naming its seq (with --json: "payload": null and "payload_error") and the exit code is 3.
+
     \b
     Example:
       evoledger ledger log runs/cartpole-0 --kind submission-accepted --json
@@ -96,29 +108,42 @@ def log_command(
     for kind in kinds:
         if kind not in EVENT_TYPES:  # a typo would otherwise list nothing, silently
             raise UnknownNameError("event kind", kind, EVENT_TYPES)
+    unreadable: list[tuple[int, str]] = []
     with Ledger.open(record_dir) as book:
         rows = book.records(from_seq, visibility=visibility, kinds=kinds or None)
         table = None if as_json else Table("seq", "kind", "visibility", "recorded at", "payload")
         for n, stored in enumerate(rows):
             if limit is not None and n >= limit:
                 break
+            try:
+                data, error = parse_payload(stored.payload), None
+            except EncodingError as exc:
+                data, error = None, str(exc)
+                unreadable.append((stored.seq, error))
             if as_json:
-                click.echo(
-                    json.dumps(
-                        {
-                            "seq": stored.seq,
-                            "kind": stored.kind,
-                            "version": stored.version,
-                            "visibility": stored.visibility,
-                            "hash": stored.hash,
-                            "recorded_at": stored.recorded_at,
-                            "payload": stored.data(),
-                        },
-                        sort_keys=True,
-                    )
-                )
+                line = {
+                    "seq": stored.seq,
+                    "kind": stored.kind,
+                    "version": stored.version,
+                    "visibility": stored.visibility,
+                    "hash": stored.hash,
+                    "recorded_at": stored.recorded_at,
+                    "payload": data,
+                }
+                if error is not None:
+                    line["payload_error"] = error
+                click.echo(json.dumps(line, sort_keys=True))
             elif table is not None:
-                payload = stored.payload.decode("utf-8")
-                table.add_row(str(stored.seq), stored.kind, stored.visibility, stored.recorded_at, payload[:80])
+                payload = stored.payload[:240].decode("utf-8", errors="backslashreplace")[:80]
+                table.add_row(
+                    str(stored.seq), cell(stored.kind), cell(stored.visibility), cell(stored.recorded_at), cell(payload)
+                )
         if table is not None:
-            Console().print(table)
+            console = Console()
+            console.print(table)
+            for seq, error in unreadable:
+                console.print(f"[red]unreadable payload[/red] at seq {seq}: {markup(error)}", highlight=False)
+    if unreadable:
+        if as_json:
+            click.echo(f"error: {len(unreadable)} unreadable payload(s), first at seq {unreadable[0][0]}", err=True)
+        raise SystemExit(3)

@@ -7,6 +7,7 @@ from typing import Any
 
 import click
 from evoledger import __version__
+from evoledger.kernel.cli.terminal_text import printable
 from evoledger.ledger.errors import EvoLedgerError
 
 __all__ = ["cli", "main"]
@@ -19,7 +20,7 @@ class _Group(click.Group):
         try:
             return super().invoke(ctx)
         except EvoLedgerError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(f"error: {printable(exc)}", err=True)  # messages quote recorded text
             sys.exit(exc.exit_code)
 
 

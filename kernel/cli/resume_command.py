@@ -24,24 +24,54 @@ __all__ = ["resume_command"]
     help="Override the isolation recorded in the Run (default: the recorded one). " + ISOLATION_HELP,
 )
 @signing_key_option
+@click.option(
+    "--trust-recorded-benchmark",
+    is_flag=True,
+    help="Import a Benchmark the record names by import string ('pkg.module:factory'): runs code the record names.",
+)
+@click.option(
+    "--trust-recorded-agent",
+    is_flag=True,
+    help="Run the Agent the record names when it is a 'command:...' or an import string.",
+)
+@click.option("--agent", default=None, help="Re-state the recorded Agent (must equal it exactly); vouches for it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def resume_command(run_dir: Path, isolation: str | None, signing_key: Path | None, as_json: bool) -> None:
+def resume_command(
+    run_dir: Path,
+    isolation: str | None,
+    signing_key: Path | None,
+    trust_recorded_benchmark: bool,
+    trust_recorded_agent: bool,
+    agent: str | None,
+    as_json: bool,
+) -> None:
     """Continue the Run in RUN_DIR after its Host died (kill -9, power loss): from the ledger alone.
 
     Work in flight is completed without charging budget twice, the Agent is restarted if it had not
     finished, and judging continues where it stopped. A Run that already ended is only summarized.
     A signed Run is signed again with the key it names (--signing-key, default: yours); another key is refused.
 
+    A run directory is untrusted input: resume refuses (exit 2) a record whose Benchmark is an import
+    string or whose Agent is a 'command:...' (or an import string) unless you vouch for it.
+
     \b
-    Example:
+    Examples:
       evoledger resume runs/cartpole-0
       evoledger resume runs/cartpole-0 --signing-key ~/keys/lab.pem
+      evoledger resume runs/my-bench-0 --trust-recorded-benchmark
+      evoledger resume runs/scripted-0 --agent 'command:python3 my_agent.py'
+      evoledger resume runs/scripted-0 --trust-recorded-agent
     """
     chosen = None if isolation is None else resolve_isolation(isolation)
     if chosen is not None and not as_json:
         Console(stderr=True).print(f"isolation: {chosen.describe()} (overrides the recorded one)", highlight=False)
     result = resume(
-        run_dir, isolation=None if chosen is None else chosen.isolation, signing_key=resolve_signing_key(signing_key)
+        run_dir,
+        isolation=None if chosen is None else chosen.isolation,
+        signing_key=resolve_signing_key(signing_key),
+        trust_benchmark=trust_recorded_benchmark,
+        trust_agent=trust_recorded_agent,
+        agent=agent,
     )
     if as_json:
         echo_json(result.model_dump(mode="json"))

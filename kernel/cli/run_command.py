@@ -8,6 +8,7 @@ from typing import Any
 import click
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice, parse_config_pairs
+from evoledger.kernel.cli.terminal_text import cell, markup
 from evoledger.kernel.execution import PolicyLimits, resolve_isolation
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.kernel.run import RunConfig, RunResult, run
@@ -22,29 +23,29 @@ __all__ = ["print_summary", "run_command", "seed_line"]
 
 def print_summary(result: RunResult, console: Console) -> None:
     """The end-of-Run tables: Submissions, then the verdict."""
-    table = Table(title=f"Run {result.run_dir.name}: submissions")
+    table = Table(title=cell(f"Run {result.run_dir.name}: submissions"))
     for column in ("submission", "episodes", "public score", "policy failures", "selected"):
         table.add_column(column)
     for s in result.submissions:
         score = "n/a" if s["score"] is None else f"{s['score']:.3f}"
         mark = "★" if s["submission_id"] == result.selected else ""
-        table.add_row(s["submission_id"], str(s["episodes"]), score, str(s["policy_failures"]), mark)
+        table.add_row(cell(s["submission_id"]), str(s["episodes"]), score, str(s["policy_failures"]), mark)
     console.print(table)
     verdict = Table(title="verdict", show_header=False)
     verdict.add_column("what")
     verdict.add_column("value")
-    verdict.add_row("terminal reason", result.reason)
-    verdict.add_row("selected Candidate", result.selected or "none")
+    verdict.add_row("terminal reason", cell(result.reason))
+    verdict.add_row("selected Candidate", cell(result.selected or "none"))
     for v in result.validation:
         score = "n/a" if v["score"] is None else f"{v['score']:.3f}"
-        verdict.add_row(f"validation {v['submission_id']}", f"{score} ({v['policy_failures']} failures)")
+        verdict.add_row(cell(f"validation {v['submission_id']}"), f"{score} ({v['policy_failures']} failures)")
     assessed = "n/a" if result.assessment_score is None else f"{result.assessment_score:.3f}"
     verdict.add_row("assessment score", assessed)
     verdict.add_row("budget used", f"{result.budget_used} of {result.budget_total}")
     verdict.add_row("seed", seed_line(result.seed))
     verdict.add_row("signed by", result.signer or "unsigned")
     console.print(verdict)
-    console.print(f"audit it: evoledger replay {result.run_dir}")
+    console.print(f"audit it: evoledger replay {markup(result.run_dir)}")
 
 
 def seed_line(seed: int | None) -> str:

@@ -11,6 +11,7 @@ from evoledger.kernel.execution.actions import conform_action
 from evoledger.kernel.execution.context import POLICY_CONTEXT_FIELDS, PolicyContext
 from evoledger.kernel.execution.executor import Executor, LocalExecutor
 from evoledger.kernel.execution.isolation import ISOLATIONS, Isolation, IsolationChoice, resolve_isolation
+from evoledger.kernel.execution.local_bounds import bounded_limits, bounded_workers, local_cpu_count
 from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask, PolicyLimits
 from evoledger.kernel.execution.values import decode_wire, encode_wire, to_json_value
 
@@ -25,9 +26,12 @@ __all__ = [
     "LocalExecutor",
     "PolicyContext",
     "PolicyLimits",
+    "bounded_limits",
+    "bounded_workers",
     "conform_action",
     "decode_wire",
     "encode_wire",
+    "local_cpu_count",
     "resolve_isolation",
     "to_json_value",
 ]

@@ -46,7 +46,7 @@ from evoledger.kernel.execution.messages import (
 )
 from evoledger.kernel.execution.policy_process import describe_wait_status
 from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
-from evoledger.kernel.registry import BenchmarkRef
+from evoledger.kernel.registry import BenchmarkRef, UntrustedRecordError
 from evoledger.ledger.errors import ConfigError, InfraError, InputError
 
 __all__ = ["Executor", "LocalExecutor"]
@@ -184,6 +184,8 @@ def _startup_error(worker: _Worker, frame: bytes) -> Exception:
         name, message = str(report["error"]), str(report["message"])
     except (orjson.JSONDecodeError, KeyError, TypeError):
         return InfraError(f"worker {worker.slot} failed to start and sent an unreadable report")
+    if name == "UntrustedRecordError":
+        return UntrustedRecordError(f"the worker refused the Benchmark: {message}")
     if name in ("UnknownNameError", "ConfigError", "InputError", "ValidationError"):
         return ConfigError(f"the worker could not build the Benchmark: {message}")
     return InfraError(f"worker {worker.slot} failed to start: {name}: {message}")
@@ -194,6 +196,8 @@ class LocalExecutor:
 
     Use it as a context manager (or call :meth:`close`). ``run`` may be called many times; one run at a
     time. Results are identical for any ``workers``: each Episode depends only on its task.
+    ``allow_import=False`` (a Benchmark name read from a record the user did not trust): the workers build
+    the Benchmark by registry name only and refuse an import string.
     """
 
     def __init__(
@@ -204,6 +208,7 @@ class LocalExecutor:
         pin_cpus: bool = True,
         startup_timeout: float = 120.0,
         isolation: str = "local",
+        allow_import: bool = True,
     ) -> None:
         if not isinstance(benchmark, BenchmarkRef):
             raise ConfigError(f"benchmark must be a BenchmarkRef, got {type(benchmark).__name__}")
@@ -212,7 +217,8 @@ class LocalExecutor:
         self.isolation: IsolationChoice = resolve_isolation(isolation)
         """The isolation in use (``local`` or ``bwrap``), and why when ``auto`` fell back to ``local``."""
         self._bwrap = bwrap_path() if self.isolation.isolation == "bwrap" else None
-        self._benchmark_json = benchmark.model_dump_json().encode("utf-8")
+        # allow_import=False: the workers build the Benchmark by registry name only (a name read from a record)
+        self._benchmark_json = orjson.dumps({"ref": benchmark.model_dump(mode="json"), "allow_import": allow_import})
         self._startup_timeout = startup_timeout
         cpus = sorted(os.sched_getaffinity(0))
         self._cpus: list[int | None] = [cpus[i % len(cpus)] if pin_cpus else None for i in range(workers)]

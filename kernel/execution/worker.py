@@ -6,8 +6,9 @@ Started once per executor slot with a fresh interpreter (``python -m evoledger.k
 1. pin itself to CPU ``C`` (its Policy children inherit the pin, so every per-step exchange stays on one CPU);
 2. with numpy, gymnasium and the Policy runtime imported, fork the zygote (:mod:`~.zygote`) — before it
    knows anything about the Benchmark or any Episode;
-3. read the BenchmarkRef from the coordinator, ``resolve_benchmark`` it, send the zygote the public
-   template (spaces, metadata, environment parameters), and have the first Policy child forked;
+3. read the BenchmarkRef from the coordinator (and whether an import string may be imported), resolve it,
+   send the zygote the public template (spaces, metadata, environment parameters), and have the first Policy
+   child forked;
 4. say hello, then serve tasks one at a time until told to quit or the coordinator goes away.
 
 With ``--bwrap PATH`` (``--isolation bwrap``) step 2 is skipped: once the Benchmark is resolved, the zygote is
@@ -81,7 +82,9 @@ def _start(channel: FrameChannel, zygote: Zygote | None, sandboxes: _Sandboxes |
         frame = channel.receive()
         if frame[:1] != TO_WORKER_BENCHMARK:
             raise ValueError(f"expected the benchmark message first, got kind {frame[:1]!r}")
-        benchmark = resolve_benchmark(BenchmarkRef.model_validate_json(frame[1:]))
+        message = orjson.loads(frame[1:])
+        ref = BenchmarkRef.model_validate(message["ref"])
+        benchmark = resolve_benchmark(ref, allow_import=message["allow_import"] is True)
         spec = benchmark.spec
         template = (benchmark.observation_space, benchmark.action_space, spec.metadata, spec.environment_parameters)
         if sandboxes is not None:

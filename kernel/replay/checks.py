@@ -12,7 +12,9 @@
    via ``run-created``'s configuration (the report says which). The same fold recomputes every
    aggregate score from the recorded Episodes with the Benchmark's declared rule
    (``projections.audit_scores``): each Feedback, Validation and Assessment score, the selection
-   and ``run-ended``'s summary; one that differs is a finding.
+   and ``run-ended``'s summary; one that differs is a finding. A recorded Benchmark named by an import
+   string is never imported unless the user trusts the record (``trust_benchmark``); a note says what was
+   not checked, and ``execute`` refuses (:class:`UntrustedRecordError`) before anything runs.
 3. **projections** (``kernel.replay.projection_check``): run state, Agent mirror and retention,
    rebuilt from the log, against ``host/report.json`` (whose scores must also equal the recomputed
    ones), ``workspace/feedback/`` and the Object store.
@@ -44,7 +46,7 @@ from typing import Any, cast
 
 from evoledger.kernel.authoring import EpisodeSpec, Split
 from evoledger.kernel.planning import PlannedEpisode, plan_commitment
-from evoledger.kernel.registry import resolve_benchmark
+from evoledger.kernel.registry import UntrustedRecordError, is_import_string, resolve_recorded
 from evoledger.kernel.replay.execution_check import check_execution
 from evoledger.kernel.replay.log_pass import FoldedLog, fold_log, fold_projections
 from evoledger.kernel.replay.plan_check import plan_findings
@@ -54,7 +56,7 @@ from evoledger.kernel.replay.report import CheckResult, Finding, ReplayReport
 from evoledger.kernel.replay.side_process import start_side_checks
 from evoledger.kernel.replay.signature import check_run_signature, with_signature
 from evoledger.kernel.run.config import PROTOCOL_EPISODE_CAP
-from evoledger.ledger.errors import EvoLedgerError, LedgerError, LedgerNotFoundError
+from evoledger.ledger.errors import LedgerError, LedgerNotFoundError
 from evoledger.ledger.signing_keys import PublicKey
 from evoledger.ledger.verify import VerifyReport, verify, verify_opened
 from evoledger.projections import audit
@@ -105,14 +107,23 @@ def _integrity_result(report: VerifyReport, seconds: float) -> CheckResult:
     return CheckResult.of("integrity", summary, findings, seconds=seconds)
 
 
-def _registry_direction(record: RunRecord) -> tuple[str | None, str]:
+def _registry_direction(record: RunRecord, trusted: bool) -> tuple[str | None, str]:
     config = record.config
     if config is None:
         return None, "unknown (the recorded configuration cannot be read)"
     try:
-        spec = resolve_benchmark(config.benchmark).spec
-    except EvoLedgerError as exc:
-        return None, f"unknown (the Benchmark {config.benchmark.name!r} cannot be built here: {exc})"
+        spec = resolve_recorded(config.benchmark, trusted=trusted).spec
+    except UntrustedRecordError:
+        return None, (
+            f"unknown: the recorded Benchmark {config.benchmark.name!r} is an import string, which replay does not "
+            "import from a record (pass --trust-recorded-benchmark if you trust its author); the rules that need "
+            "the score direction were not checked"
+        )
+    except Exception as exc:  # a registered factory given a recorded config: reported, never raised
+        return None, (
+            f"unknown (the Benchmark {config.benchmark.name!r} cannot be built here: "
+            f"{type(exc).__name__}: {str(exc)[:300]})"
+        )
     return spec.score_direction, (
         f"the Benchmark registry ({config.benchmark.name!r}): the log does not record the score direction"
     )
@@ -146,18 +157,24 @@ def _fold(record: RunRecord) -> FoldedLog:
     return fold_log(record.rows, episode_cap=PROTOCOL_EPISODE_CAP, max_violations=_MAX_FINDINGS)
 
 
-def check_protocol(record: RunRecord, folded: FoldedLog | None = None) -> tuple[CheckResult, audit.AuditReport]:
+def check_protocol(
+    record: RunRecord, folded: FoldedLog | None = None, *, trust_benchmark: bool = False
+) -> tuple[CheckResult, audit.AuditReport]:
     """Check 2: the audit fold over the record's rows, the pool commitment, the key and the plan it gives, and
     where the direction came from.
 
     ``folded``: the pass over the record's rows that already ran the audit (else it runs here).
+    ``trust_benchmark``: a recorded import-string Benchmark may be imported (the user said so).
     """
     start = time.perf_counter()
     folded = folded if folded is not None else _fold(record)
     report = folded.audit
+    unknown_direction: str | None = None
     if report.direction_needed:
-        direction, source = _registry_direction(record)
-        if direction is not None:
+        direction, source = _registry_direction(record, trust_benchmark)
+        if direction is None:
+            unknown_direction = f"score direction {source}"
+        else:
             report = audit.fold(
                 (row[:5] for row in record.rows),
                 score_direction=direction,
@@ -170,10 +187,12 @@ def check_protocol(record: RunRecord, folded: FoldedLog | None = None) -> tuple[
     if report.violations_omitted:
         findings.append(Finding("violations_omitted", f"{report.violations_omitted} more violations were not listed"))
     findings.extend(_commitment_findings(record, report))
-    findings.extend(plan_findings(record, report.planned))
+    findings.extend(plan_findings(record, report.planned, trust_benchmark=trust_benchmark))
     if record.config_error is not None:
         findings.append(Finding("config_unreadable", record.config_error, seq=0, severity="warning"))
     findings.extend(Finding("note", note, severity="note") for note in report.notes)
+    if unknown_direction is not None:
+        findings.append(Finding("score_direction_unknown", unknown_direction, severity="note"))
     if report.score_direction is not None:
         findings.append(
             Finding(
@@ -200,10 +219,15 @@ def replay(
     parallel: bool | None = None,
     isolation: str = "auto",
     trusted_key: PublicKey | str | None = None,
+    trust_benchmark: bool = False,
 ) -> ReplayReport:
     """Audit the Run in ``run_dir`` (see the module docstring); ``rebuild`` first regenerates its mirror.
 
     ``isolation``: how ``execute`` runs the recorded Programs (never taken from the record, which is untrusted).
+    ``trust_benchmark``: the user trusts the record's author, so a Benchmark it names by import string may be
+    imported (to learn the score direction, re-derive the plan and, with ``execute``, re-run Episodes).
+    Without it, ``execute`` of such a record raises :class:`UntrustedRecordError` before anything runs.
+    ``workers`` (else the record's figure) is capped by this machine's CPUs.
 
     ``parallel``: run checks 1-2 in a forked second process while this one runs check 3
     (``kernel.replay.side_process``): ``None`` when the log is large and it is safe, ``True``
@@ -221,7 +245,11 @@ def replay(
             skipped = [CheckResult.skipped(n, why) for n in ("protocol", "projections", "execution")]
             return ReplayReport(str(root), (check_integrity(root), *skipped))
         try:
-            integrity, protocol, report, projection_result, rebuilt = _checks_1_to_3(root, record, rebuild, parallel)
+            if execute and not trust_benchmark:
+                _refuse_untrusted_execution(record)
+            integrity, protocol, report, projection_result, rebuilt = _checks_1_to_3(
+                root, record, rebuild, parallel, trust_benchmark
+            )
             signature = check_run_signature(root, record.rows, integrity, trusted_key)
             integrity = with_signature(integrity, signature)
         except BaseException:
@@ -231,7 +259,9 @@ def replay(
             record.rows = []
     with record:
         if execute:
-            execution = check_execution(record, report, workers=workers, isolation=isolation)
+            execution = check_execution(
+                record, report, workers=workers, isolation=isolation, trust_benchmark=trust_benchmark
+            )
         else:
             execution = CheckResult.skipped("execution", "not asked for (--execute re-runs every recorded Episode)")
     return ReplayReport(
@@ -239,8 +269,18 @@ def replay(
     )
 
 
+def _refuse_untrusted_execution(record: RunRecord) -> None:
+    config = record.config
+    if config is not None and is_import_string(config.benchmark.name):
+        raise UntrustedRecordError(
+            f"{record.layout.root} names its Benchmark by the import string {config.benchmark.name!r}: re-running "
+            "its Episodes would import and run that code. If you trust whoever wrote this record, pass "
+            "--trust-recorded-benchmark; without --execute, replay audits it without importing anything"
+        )
+
+
 def _checks_1_to_3(
-    root: Path, record: RunRecord, rebuild: bool, parallel: bool | None
+    root: Path, record: RunRecord, rebuild: bool, parallel: bool | None, trust_benchmark: bool
 ) -> tuple[CheckResult, CheckResult, audit.AuditReport, CheckResult, dict[str, Any] | None]:
     side = None
     if parallel is not False:
@@ -250,7 +290,7 @@ def _checks_1_to_3(
     if side is None:
         folded = _fold(record)
         integrity = check_integrity(root, record, folded)
-        protocol, report = check_protocol(record, folded)
+        protocol, report = check_protocol(record, folded, trust_benchmark=trust_benchmark)
         projections = ProjectionRebuild(record, report, folded.projections)
     else:
         try:  # check 3 here while checks 1-2 run in the side process
@@ -269,7 +309,7 @@ def _checks_1_to_3(
         else:
             folded = FoldedLog(found.audit, projections.folded, {}, found.audit_seconds)
             integrity = _integrity_result(found.integrity, found.integrity_seconds)
-        protocol, report = check_protocol(record, folded)
+        protocol, report = check_protocol(record, folded, trust_benchmark=trust_benchmark)
         projections.audit = report
     rebuilt = projections.rebuild_mirror() if rebuild else None
     if rebuilt is not None and integrity.status == "fail":

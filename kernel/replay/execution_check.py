@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evoledger.kernel.authoring import EpisodeSpec, Split
-from evoledger.kernel.execution import EpisodeTask, LocalExecutor, PolicyLimits
+from evoledger.kernel.execution import EpisodeTask, LocalExecutor, PolicyLimits, bounded_limits, bounded_workers
 from evoledger.kernel.replay.record import RunRecord
 from evoledger.kernel.replay.report import CheckResult, Finding
 from evoledger.kernel.run.programs import ProgramCache
@@ -128,9 +128,19 @@ def _task(episode: RecordedEpisode, plan: PlannedSeed, cache: ProgramCache, limi
 
 
 def check_execution(
-    record: RunRecord, audit: AuditReport, *, workers: int | None = None, isolation: str = "auto"
+    record: RunRecord,
+    audit: AuditReport,
+    *,
+    workers: int | None = None,
+    isolation: str = "auto",
+    trust_benchmark: bool = False,
 ) -> CheckResult:
-    """Check 4 (see the module docstring); Programs run under ``isolation`` (never the record's own choice)."""
+    """Check 4 (see the module docstring); Programs run under ``isolation`` (never the record's own choice).
+
+    ``workers`` (else the recorded count) and the recorded Policy memory cap are bounded by this machine.
+    ``trust_benchmark``: the workers may import a Benchmark the record names by import string (else they refuse
+    it and a finding says so).
+    """
     start = time.perf_counter()
     config = record.config
     if config is None:
@@ -160,7 +170,7 @@ def check_execution(
                 )
                 continue
             try:
-                runnable.append((episode, _task(episode, plan, cache, config.limits)))
+                runnable.append((episode, _task(episode, plan, cache, bounded_limits(config.limits))))
             except EvoLedgerError as exc:
                 findings.append(
                     Finding(
@@ -171,7 +181,12 @@ def check_execution(
                     )
                 )
         try:
-            with LocalExecutor(config.benchmark, workers=workers or config.workers, isolation=isolation) as executor:
+            with LocalExecutor(
+                config.benchmark,
+                workers=bounded_workers(config.workers, workers),
+                isolation=isolation,
+                allow_import=trust_benchmark,
+            ) as executor:
                 outcomes = executor.run([task for _, task in runnable])
                 for (episode, _), outcome in zip(runnable, outcomes, strict=True):
                     digest = digest_of(outcome.trajectory or b"")

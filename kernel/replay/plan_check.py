@@ -11,8 +11,8 @@ A Run records its secret key in one host-only ``run-key`` Event; every Host seed
 - ``planned_seed_mismatch``: an ``episode-planned`` Policy seed, Environment seed or scenario that the key
   does not give. Policy seeds need only the key. Environment seeds and scenarios come from the
   Benchmark's ``episodes()``, so they are re-derived when the recorded Benchmark is a registered name
-  (a Benchmark named by an import string is not imported from an untrusted record outside ``--execute``:
-  a note says so).
+  (a Benchmark named by an import string is not imported from a record unless the user trusts it,
+  ``--trust-recorded-benchmark``: a note says so).
 """
 
 from __future__ import annotations
@@ -24,7 +24,7 @@ from typing import Any, Final, cast
 import orjson
 from evoledger.kernel.authoring import Split
 from evoledger.kernel.authoring.keyed_seeds import keyed_seed, run_key_from_seed
-from evoledger.kernel.registry import resolve_benchmark
+from evoledger.kernel.registry import is_import_string, resolve_recorded
 from evoledger.kernel.replay.record import RunRecord
 from evoledger.kernel.replay.report import Finding
 from evoledger.ledger.canonical import canonical_json
@@ -36,8 +36,11 @@ _KEY_HEX: Final = re.compile(r"[0-9a-f]{64}")
 _MAX_MISMATCHES: Final = 20
 
 
-def plan_findings(record: RunRecord, planned: Sequence[PlannedSeed]) -> list[Finding]:
-    """Findings about the Run's key and its planned seeds (none for a record that is not a Run)."""
+def plan_findings(record: RunRecord, planned: Sequence[PlannedSeed], *, trust_benchmark: bool = False) -> list[Finding]:
+    """Findings about the Run's key and its planned seeds (none for a record that is not a Run).
+
+    ``trust_benchmark``: a Benchmark the record names by import string may be imported to re-derive the plan.
+    """
     if record.created is None:
         return []
     key, findings = _recorded_key(record)
@@ -55,7 +58,7 @@ def plan_findings(record: RunRecord, planned: Sequence[PlannedSeed]) -> list[Fin
             )
         )
     findings.extend(_policy_seed_findings(key, planned))
-    findings.extend(_environment_findings(record, key, planned))
+    findings.extend(_environment_findings(record, key, planned, trust_benchmark))
     return findings
 
 
@@ -132,21 +135,24 @@ def _policy_seed_findings(key: bytes, planned: Sequence[PlannedSeed]) -> list[Fi
     return found
 
 
-def _environment_findings(record: RunRecord, key: bytes, planned: Sequence[PlannedSeed]) -> list[Finding]:
+def _environment_findings(
+    record: RunRecord, key: bytes, planned: Sequence[PlannedSeed], trusted: bool
+) -> list[Finding]:
     config = record.config
     if config is None or not planned:
         return []
-    if ":" in config.benchmark.name:
+    if is_import_string(config.benchmark.name) and not trusted:
         return [
             Finding(
                 "plan_not_rederived",
                 f"Environment seeds and scenarios were not re-derived: the Benchmark {config.benchmark.name!r} is "
-                "named by an import string, which replay does not import from a record (Policy seeds were checked)",
+                "named by an import string, which replay does not import from a record without "
+                "--trust-recorded-benchmark (Policy seeds were checked)",
                 severity="note",
             )
         ]
     try:
-        benchmark = resolve_benchmark(config.benchmark)
+        benchmark = resolve_recorded(config.benchmark, trusted=trusted)
         by_split: dict[str, list[PlannedSeed]] = {}
         for p in planned:
             by_split.setdefault(p.split, []).append(p)

@@ -8,17 +8,25 @@ flight are completed without charging budget twice, the Agent is restarted if it
 open, and judging continues from whatever the log already holds. The Episode plan is re-derived from
 the secret key the Run recorded in its ``run-key`` Event (never a new one) and checked against the
 recorded pool commitment.
+
+Nothing the record names is run unless the user says so: a Benchmark named by an import string needs
+``trust_benchmark`` and an Agent that is a ``command:`` or an import string needs ``trust_agent`` (or the user
+re-stating it as ``agent``); otherwise :class:`UntrustedRecordError` before anything is started. The recorded
+worker count and Policy memory cap are bounded by this machine, and the Agent's timeout and finish grace
+by sane maxima (7 days, 1 hour).
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
+from typing import Final
 
+from evoledger.kernel.agents.adapters import COMMAND_PREFIX
 from evoledger.kernel.agents.marked import end_marked_processes
 from evoledger.kernel.agents.stale import stop_stale_agent_group
-from evoledger.kernel.execution import Isolation
-from evoledger.kernel.registry import BenchmarkRegistry, default_registry
+from evoledger.kernel.execution import Isolation, bounded_limits, bounded_workers
+from evoledger.kernel.registry import BenchmarkRegistry, UntrustedRecordError, default_registry, is_import_string
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.layout import RunLayout
 from evoledger.kernel.run.runner import RunResult, continue_run, summarize
@@ -83,6 +91,43 @@ def _sign(ledger: Ledger, created: RunCreated, key: SigningKey | None, ended: bo
     ledger.sign_heads(HeadSigner(key, created.run_id))
 
 
+def _check_trust(config: RunConfig, root: Path, trust_benchmark: bool, trust_agent: bool, agent: str | None) -> None:
+    """Refuse a record that names code (import strings, a ``command:`` Agent) the user has not vouched for."""
+    name = config.benchmark.name
+    if is_import_string(name) and not trust_benchmark:
+        raise UntrustedRecordError(
+            f"{root} names its Benchmark by the import string {name!r}: resuming would import and run that code. "
+            "If you trust whoever wrote this record, pass --trust-recorded-benchmark"
+        )
+    recorded = config.agent.name
+    if agent is not None and agent != recorded:
+        raise ConfigError(
+            f"--agent {agent!r} is not the Agent {root} recorded ({recorded!r}); a resumed Run keeps its Agent: "
+            "re-state it exactly or leave --agent out"
+        )
+    if (recorded.startswith(COMMAND_PREFIX) or is_import_string(recorded)) and not (trust_agent or agent == recorded):
+        raise UntrustedRecordError(
+            f"{root} records the Agent {recorded!r}: resuming would run that command as you. If you trust whoever "
+            f"wrote this record, pass --trust-recorded-agent (or re-state it: --agent {recorded!r})"
+        )
+
+
+_MAX_AGENT_SECONDS: Final = 7 * 86_400
+_MAX_GRACE_SECONDS: Final = 3_600.0
+
+
+def _bounded(config: RunConfig) -> RunConfig:
+    """The recorded configuration with every resource figure bounded by this machine and sane limits."""
+    return config.model_copy(
+        update={
+            "workers": bounded_workers(config.workers),
+            "limits": bounded_limits(config.limits),
+            "agent_timeout_seconds": min(config.agent_timeout_seconds, _MAX_AGENT_SECONDS),
+            "finish_grace_seconds": min(config.finish_grace_seconds, _MAX_GRACE_SECONDS),
+        }
+    )
+
+
 def resume(
     run_dir: Path,
     *,
@@ -90,11 +135,17 @@ def resume(
     on_update: Callable[[RunState], None] | None = None,
     isolation: Isolation | None = None,
     signing_key: SigningKey | None = None,
+    trust_benchmark: bool = False,
+    trust_agent: bool = False,
+    agent: str | None = None,
 ) -> RunResult:
     """Continue the Run in ``run_dir`` to its end. A Run that already ended is returned as it is.
 
     Policies run under the recorded isolation unless ``isolation`` overrides it. A signed Run is signed again
-    with ``signing_key``, which must be the key its ``run-created`` names.
+    with ``signing_key``, which must be the key its ``run-created`` names. ``trust_benchmark`` / ``trust_agent``:
+    the user trusts the record's author, so a Benchmark named by an import string may be imported and a recorded
+    ``command:`` (or import-string) Agent run; ``agent``, when given, must equal the recorded Agent name and
+    vouches for it.
     """
     layout = RunLayout(Path(run_dir).resolve())
     with Ledger.open(layout.root, writable=True) as ledger:
@@ -106,14 +157,19 @@ def resume(
         if isolation is not None:
             config = config.model_copy(update={"isolation": isolation})
         state = fold(r.event for r in ledger.events())
+        if state.ended_reason is None:  # refused before anything is written, the signature included
+            _check_trust(config, layout.root, trust_benchmark, trust_agent, agent)
         _sign(ledger, created, signing_key, ended=state.ended_reason is not None)
         if state.ended_reason is not None:
             return summarize(layout, state, [])
+        config = _bounded(config)
         key = recorded_run_key((r.event for r in ledger.events(kinds=["run-key"])), layout.root)
         stale = _stop_stale_agent(ledger, state, layout)
         if stale is not None:
             ledger.append([stale])
-        benchmark = (registry or default_registry()).make(config.benchmark.name, config.benchmark.config)
+        benchmark = (registry or default_registry()).make(
+            config.benchmark.name, config.benchmark.config, allow_import=trust_benchmark
+        )
         plan = plan_run(benchmark, config, key)
         if plan.commitment != created.pool_commitment:
             raise ConfigError(

@@ -227,7 +227,7 @@ def test_a_run_that_fills_its_disk_stops_with_a_clear_error_and_resumes_once_spa
     assert state.charged - state.refunded + state.budget_left == state.episode_budget
     # free space, resume: the restarted Agent submits and finishes
     (run_dir / "workspace" / "analysis" / "ballast").unlink()
-    resumed = _cli("resume", str(run_dir), "--json")
+    resumed = _cli("resume", str(run_dir), "--trust-recorded-agent", "--json")  # its own command: Agent
     assert resumed.returncode == 0, resumed.stderr[-2000:]
     result = json.loads(resumed.stdout)
     assert result["reason"] == "finished"

@@ -546,7 +546,7 @@ def test_resume_stops_a_stale_agent_that_relaunched_itself_with_setsid_over_garb
     assert crashed.returncode == -signal.SIGKILL, crashed.stderr[-2000:]
     relaunched = json.loads((root / "r" / "workspace" / "analysis" / "relaunched.json").read_text())
     try:
-        result = resume(root / "r")
+        result = resume(root / "r", trust_agent=True)  # its own command: Agent
         resumed = json.loads((root / "r" / "workspace" / "analysis" / "resumed.json").read_text())
         assert resumed["relaunched_alive"] is False, "the stale Agent's setsid() copy survived resume"
         assert resumed["feedback"] == ["latest.json", "rejections.json", "retention.json", "submission-000001"]

@@ -339,7 +339,7 @@ def test_resume_after_a_failed_request_goes_on_without_repeating_the_crash(
         [sys.executable, str(root / "driver.py"), str(root)], env=env, capture_output=True, text=True, timeout=300
     )
     assert crashed.returncode == -9, crashed.stderr[-2000:]  # SIGKILLed by the crash point
-    done = AgentRun(root, resume(root / "r"))
+    done = AgentRun(root, resume(root / "r", trust_benchmark=True, trust_agent=True))
     assert done.result.reason == "finished"
     failed = [json.loads(p) for p in done.payloads("request-failed")]
     assert len(failed) == 3  # the live request, its completion on resume, the resumed Agent's retry
