@@ -5,9 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice
+from evoledger.kernel.cli.options import echo_json, isolation_choice
+from evoledger.kernel.cli.recorded_isolation import NO_ISOLATION_HELP, RECORDED_ISOLATION_HELP, recorded_code_isolation
 from evoledger.kernel.cli.terminal_text import cell, markup
-from evoledger.kernel.execution import resolve_isolation
 from evoledger.kernel.replay import CheckResult, ReplayReport, replay
 from evoledger.ledger.signing_keys import parse_trusted_key
 from rich.console import Console
@@ -76,10 +76,10 @@ def print_report(report: ReplayReport, console: Console) -> None:
 @click.option(
     "--isolation",
     type=isolation_choice(),
-    default="auto",
-    show_default=True,
-    help="With --execute: " + ISOLATION_HELP + " Never taken from the record.",
+    default=None,
+    help="With --execute: " + RECORDED_ISOLATION_HELP,
 )
+@click.option("--no-isolation", is_flag=True, help="With --execute: " + NO_ISOLATION_HELP)
 @click.option(
     "--trusted-key",
     metavar="KEY|FINGERPRINT",
@@ -98,7 +98,8 @@ def replay_command(
     run_dir: Path,
     execute: bool,
     rebuild: bool,
-    isolation: str,
+    isolation: str | None,
+    no_isolation: bool,
     trusted_key: str | None,
     trust_recorded_benchmark: bool,
     as_json: bool,
@@ -128,8 +129,8 @@ def replay_command(
       evoledger replay runs/my-bench-0 --execute --trust-recorded-benchmark
     """
     trusted = None if trusted_key is None else parse_trusted_key(trusted_key)
-    if execute:
-        chosen = resolve_isolation(isolation)  # ConfigError (with the install hint) for an unusable bwrap
+    if execute:  # ConfigError (exit 2, with the install hint) where no sandbox can run and none was waived
+        chosen = recorded_code_isolation(isolation, no_isolation, command="replay --execute")
         if not as_json:
             Console(stderr=True).print(f"isolation: {chosen.describe()}", highlight=False)
         isolation = chosen.isolation
@@ -137,7 +138,7 @@ def replay_command(
         run_dir,
         execute=execute,
         rebuild=rebuild,
-        isolation=isolation,
+        isolation=isolation or "auto",
         trusted_key=trusted,
         trust_benchmark=trust_recorded_benchmark,
     )

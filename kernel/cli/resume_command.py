@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
-from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice
+from evoledger.kernel.cli.options import echo_json, isolation_choice
+from evoledger.kernel.cli.recorded_isolation import NO_ISOLATION_HELP, RECORDED_ISOLATION_HELP, recorded_code_isolation
 from evoledger.kernel.cli.run_command import print_summary
-from evoledger.kernel.execution import resolve_isolation
 from evoledger.kernel.run.resume import resume
 from rich.console import Console
 
@@ -21,8 +21,9 @@ __all__ = ["resume_command"]
     "--isolation",
     type=isolation_choice(),
     default=None,
-    help="Override the isolation recorded in the Run (default: the recorded one). " + ISOLATION_HELP,
+    help=RECORDED_ISOLATION_HELP,
 )
+@click.option("--no-isolation", is_flag=True, help=NO_ISOLATION_HELP)
 @signing_key_option
 @click.option(
     "--trust-recorded-benchmark",
@@ -39,6 +40,7 @@ __all__ = ["resume_command"]
 def resume_command(
     run_dir: Path,
     isolation: str | None,
+    no_isolation: bool,
     signing_key: Path | None,
     trust_recorded_benchmark: bool,
     trust_recorded_agent: bool,
@@ -62,12 +64,12 @@ def resume_command(
       evoledger resume runs/scripted-0 --agent 'command:python3 my_agent.py'
       evoledger resume runs/scripted-0 --trust-recorded-agent
     """
-    chosen = None if isolation is None else resolve_isolation(isolation)
-    if chosen is not None and not as_json:
-        Console(stderr=True).print(f"isolation: {chosen.describe()} (overrides the recorded one)", highlight=False)
+    chosen = recorded_code_isolation(isolation, no_isolation, command="resume")  # never the recorded choice
+    if not as_json:
+        Console(stderr=True).print(f"isolation: {chosen.describe()}", highlight=False)
     result = resume(
         run_dir,
-        isolation=None if chosen is None else chosen.isolation,
+        isolation=chosen.isolation,
         signing_key=resolve_signing_key(signing_key),
         trust_benchmark=trust_recorded_benchmark,
         trust_agent=trust_recorded_agent,

@@ -75,8 +75,29 @@ def test_a_run_records_the_resolved_isolation_and_resume_and_replay_accept_an_ov
     assert _recorded_config(cwd / "runs" / "r", "run-created")["isolation"] == "bwrap"
     again = CliRunner().invoke(cli, ["resume", "runs/r", "--isolation", "local"])
     assert again.exit_code == 0, again.output
-    assert "isolation: local (overrides the recorded one)" in again.output
+    assert "isolation: local (--isolation local: the recorded Programs run unsandboxed)" in again.output
     for isolation in ("bwrap", "local"):  # the same trajectories under either backend
         replayed = CliRunner().invoke(cli, ["replay", "runs/r", "--execute", "--isolation", isolation, "--json"])
         assert replayed.exit_code == 0, replayed.output
         assert json.loads(replayed.output)["ok"] is True
+
+
+@pytest.mark.parametrize("command", ["replay", "resume"])
+def test_recorded_programs_run_sandboxed_or_not_at_all_unless_the_user_waives_it(
+    command: str, cwd: Path, no_bwrap: None
+) -> None:
+    made = CliRunner().invoke(cli, ["run", "frozen-lake", "--agent", "baseline", *SMALL, "--record-to", "runs/r"])
+    assert made.exit_code == 0, made.output  # made here, where auto fell back to local: the record says local
+    assert _recorded_config(cwd / "runs" / "r", "run-created")["isolation"] == "local"
+    args = {"replay": ["replay", "runs/r", "--execute"], "resume": ["resume", "runs/r"]}[command]
+    refused = CliRunner().invoke(cli, args)
+    assert refused.exit_code == 2, refused.output  # the recorded "local" is not taken as the user's choice
+    assert "only under bubblewrap" in refused.output
+    assert "--no-isolation" in refused.output
+    assert "apt-get install bubblewrap" in refused.output
+    waived = CliRunner().invoke(cli, [*args, "--no-isolation"])
+    assert waived.exit_code == 0, waived.output
+    assert "isolation: local (--no-isolation: the recorded Programs run unsandboxed)" in waived.output
+    contradiction = CliRunner().invoke(cli, [*args, "--no-isolation", "--isolation", "bwrap"])
+    assert contradiction.exit_code == 2
+    assert "contradicts" in contradiction.output
