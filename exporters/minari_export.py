@@ -54,29 +54,72 @@ def _bound(values: Any, default: float) -> Any:
     return default if values is None else values
 
 
-def gym_space(description: Mapping[str, Any]) -> spaces.Space[Any]:
-    """The gymnasium space a Benchmark spec describes; :class:`ConfigError` for kinds Minari cannot store."""
+_MAX_SPACE_DEPTH: Final = 32
+_MAX_SPACE_VALUES: Final = 2**28
+"""The most values one Box may declare (a recorded space is untrusted input: no unbounded allocation)."""
+_STORABLE_KINDS: Final = "biuf"
+"""Box dtypes Minari can store: bool, signed and unsigned integers, floats (of at most 64 bits)."""
+
+
+def _box_dtype(raw: object) -> np.dtype[Any]:
+    try:
+        dtype = np.dtype(str(raw))
+    except TypeError as exc:
+        raise ValueError(f"dtype {raw!r} is not a numpy dtype ({exc})") from None
+    if dtype.kind not in _STORABLE_KINDS or dtype.itemsize > 8 or dtype.fields is not None or dtype.subdtype:
+        raise ValueError(f"dtype {raw!r} is not a plain bool, integer or float of at most 64 bits")
+    return dtype
+
+
+def _box_shape(raw: object) -> tuple[int, ...]:
+    if not isinstance(raw, list) or len(raw) > _MAX_SPACE_DEPTH:
+        raise ValueError(f"shape {raw!r} is not a list of at most {_MAX_SPACE_DEPTH} dimensions")
+    if not all(isinstance(d, int) and not isinstance(d, bool) and 0 < d <= _MAX_SPACE_VALUES for d in raw):
+        raise ValueError(f"shape {raw!r} has a dimension that is not a positive integer")
+    if int(np.prod(raw, dtype=object)) > _MAX_SPACE_VALUES:
+        raise ValueError(f"shape {raw!r} declares more than {_MAX_SPACE_VALUES} values")
+    return tuple(raw)
+
+
+def gym_space(description: Mapping[str, Any], depth: int = 0) -> spaces.Space[Any]:
+    """The gymnasium space a Benchmark spec describes; :class:`ConfigError` for kinds Minari cannot store.
+
+    The description comes from a record, so it is checked before anything is allocated: Box dtypes must be plain
+    numbers of at most 64 bits, shapes at most :data:`_MAX_SPACE_VALUES` values, nesting at most 32 levels.
+    """
+    if not isinstance(description, Mapping):
+        raise ConfigError(f"cannot rebuild a space for Minari from {type(description).__name__} (expected an object)")
+    if depth > _MAX_SPACE_DEPTH:
+        raise ConfigError(
+            f"the recorded space nests deeper than {_MAX_SPACE_DEPTH} levels for Minari; use the default --format hf"
+        )
     kind = description.get("type")
     try:
         if kind == "Discrete":
             return spaces.Discrete(int(description["n"]), start=int(description.get("start", 0)))
         if kind == "Box":
-            dtype = np.dtype(str(description["dtype"]))
-            shape = tuple(description["shape"])
+            dtype, shape = _box_dtype(description["dtype"]), _box_shape(description["shape"])
             low = np.asarray(_bound(description["low"], -np.inf), dtype=np.float64).reshape(shape)
             high = np.asarray(_bound(description["high"], np.inf), dtype=np.float64).reshape(shape)
             return spaces.Box(low=low.astype(dtype), high=high.astype(dtype), shape=shape, dtype=dtype)
         if kind == "MultiDiscrete":
-            return spaces.MultiDiscrete(np.asarray(description["nvec"]).reshape(tuple(description["shape"])))
+            nvec = np.asarray(description["nvec"], dtype=np.int64)
+            return spaces.MultiDiscrete(nvec.reshape(_box_shape(description["shape"])))
         if kind == "MultiBinary":
-            return spaces.MultiBinary(list(description["n"]))
+            return spaces.MultiBinary(list(_box_shape(description["n"])))
         if kind == "Tuple":
-            return spaces.Tuple([gym_space(s) for s in description["spaces"]])
+            return spaces.Tuple([gym_space(s, depth + 1) for s in description["spaces"]])
         if kind == "Dict":
-            return spaces.Dict({k: gym_space(s) for k, s in description["spaces"].items()})
-    except (KeyError, TypeError, ValueError) as exc:
-        raise ConfigError(f"cannot rebuild the space {dict(description)!r} for Minari: {exc}") from None
-    raise ConfigError(f"Minari export cannot store {kind!r} spaces; use the default --format hf")
+            return spaces.Dict({str(k): gym_space(s, depth + 1) for k, s in description["spaces"].items()})
+    except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as exc:
+        shown = _prefix(repr(dict(description)))
+        raise ConfigError(f"cannot rebuild the space {shown} for Minari: {exc}") from None
+    raise ConfigError(f"Minari export cannot store {_prefix(repr(kind))} spaces; use the default --format hf")
+
+
+def _prefix(text: str, limit: int = 200) -> str:
+    """At most ``limit`` characters of ``text`` (a recorded value quoted in a message)."""
+    return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
 
 
 def _values(space: spaces.Space[Any], values: Sequence[Any]) -> Any:
@@ -85,7 +128,10 @@ def _values(space: spaces.Space[Any], values: Sequence[Any]) -> Any:
         return tuple(_values(sub, [v[i] for v in values]) for i, sub in enumerate(space.spaces))
     if isinstance(space, spaces.Dict):
         return {key: _values(sub, [v[key] for v in values]) for key, sub in space.spaces.items()}
-    return np.asarray(values, dtype=space.dtype)
+    array = np.asarray(values, dtype=space.dtype)
+    if space.shape is not None and array.shape[1:] != space.shape:
+        raise ValueError(f"values of shape {list(array.shape[1:])} where the space declares {list(space.shape)}")
+    return array
 
 
 def _buffer(
@@ -173,7 +219,14 @@ def write_minari(
                     f"{ref.where(facts.run_id)}: {len(trajectory.observations)} observations for "
                     f"{len(trajectory.actions)} actions; Minari needs one more observation than actions"
                 )
-            storage.update_episodes([_buffer(EpisodeBuffer, observation, action, trajectory)])
+            try:
+                buffer = _buffer(EpisodeBuffer, observation, action, trajectory)
+            except (KeyError, IndexError, TypeError, ValueError, OverflowError) as exc:
+                raise SchemaError(
+                    f"{ref.where(facts.run_id)}: its recorded steps do not fit the declared spaces for Minari "
+                    f"({_prefix(str(exc))}); export with the default --format hf"
+                ) from None
+            storage.update_episodes([buffer])
             metadata.append(_episode_metadata(facts.run_id, ref))
             episodes += 1
             steps += len(trajectory.actions)

@@ -58,3 +58,45 @@ def test_minari_needs_declared_spaces(synth: SimpleNamespace, tmp_path: Path) ->
     bare = synth.run(synth.Run("bare", [[synth.cartpole(1)]], observation_space=None, action_space=None))
     with pytest.raises(ConfigError, match="Minari needs the observation and action spaces"):
         export_dataset([bare], tmp_path / "out", output_format="minari")
+
+
+_BOX = {"type": "Box", "shape": [2], "dtype": "float32", "low": [0, 0], "high": [1, 1]}
+_ODD_SPACES = {
+    "object dtype": {**_BOX, "dtype": "object"},
+    "longdouble": {**_BOX, "dtype": "float128"},
+    "complex": {**_BOX, "dtype": "complex64"},
+    "structured": {**_BOX, "dtype": "int8,int8"},
+    "datetime": {**_BOX, "dtype": "M8[s]"},
+    "string": {**_BOX, "dtype": "U5"},
+    "not a dtype": {**_BOX, "dtype": "no-such-type"},
+    "huge shape": {**_BOX, "shape": [2**20, 2**20], "low": None, "high": None},
+    "negative dimension": {**_BOX, "shape": [-1]},
+    "shape not a list": {**_BOX, "shape": "2"},
+    "huge discrete": {"type": "Discrete", "n": 10**30},
+    "huge multidiscrete": {"type": "MultiDiscrete", "nvec": [10**30], "shape": [1]},
+    "deep tuple": {"type": "Tuple", "spaces": [{"type": "Discrete", "n": 2}]},
+    "not an object": ["Discrete", 2],
+}
+for _ in range(40):
+    _ODD_SPACES["deep tuple"] = {"type": "Tuple", "spaces": [_ODD_SPACES["deep tuple"]]}
+
+
+@pytest.mark.parametrize("name", sorted(_ODD_SPACES))
+def test_a_recorded_space_minari_cannot_store_is_a_clear_refusal(name: str) -> None:
+    from evoledger.exporters.minari_export import gym_space
+
+    with pytest.raises(ConfigError, match="Minari") as refused:
+        gym_space(_ODD_SPACES[name])  # type: ignore[arg-type]
+    assert len(str(refused.value)) < 1000  # the recorded value is quoted, not pasted whole
+
+
+def test_steps_that_do_not_fit_the_declared_spaces_are_a_schema_error_naming_the_episode(
+    synth: SimpleNamespace, tmp_path: Path
+) -> None:
+    from evoledger.ledger.errors import SchemaError
+
+    # a Run whose recorded integer actions cannot fill the Box of three values its spec declares
+    box = {"type": "Box", "shape": [3], "dtype": "float32", "low": [0, 0, 0], "high": [1, 1, 1]}
+    bad = synth.run(synth.Run("bad", [[synth.cartpole(2)]], action_space=box))
+    with pytest.raises(SchemaError, match="do not fit the declared spaces"):
+        export_dataset([bad], tmp_path / "out", output_format="minari")
