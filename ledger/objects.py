@@ -244,7 +244,7 @@ class ObjectStore:
         if location == "inline":
             if type(data) is not bytes:
                 raise IntegrityError(f"the objects row of {digest} is damaged (no inline bytes within the bound)")
-            if sink is not None and size <= _ONE_SHOT:  # small: one allocation of the checked size is fastest
+            if size <= _ONE_SHOT:  # small: one allocation of the checked size is fastest
                 return self._decode_small(digest, size, data, sink)
             return self._decode(digest, size, io.BytesIO(data), sink)
         if location != "file":
@@ -376,7 +376,7 @@ class ObjectStore:
                 raise database_failure(exc, self._db.path, f"reading Object {digest}") from exc
         return row
 
-    def _decode_small(self, digest: str, size: int, data: bytes, sink: Callable[[bytes], object]) -> int:
+    def _decode_small(self, digest: str, size: int, data: bytes, sink: Callable[[bytes], object] | None) -> int:
         try:
             declared = zstandard.frame_content_size(data)
         except zstandard.ZstdError as exc:
@@ -391,7 +391,8 @@ class ObjectStore:
             raise IntegrityError(
                 f"Object {digest} is damaged: its bytes hash to {digest_of(raw)}; restore the run from a backup"
             )
-        sink(raw)
+        if sink is not None:
+            sink(raw)
         return size
 
     def _decode(self, digest: str, size: int, source: BinaryIO, sink: Callable[[bytes], object] | None) -> int:
@@ -403,8 +404,9 @@ class ObjectStore:
             raise IntegrityError(f"Object {digest} is damaged: its zstd frame is unreadable ({exc})") from None
         if declared != size:
             shown = "no size" if declared == zstandard.CONTENTSIZE_UNKNOWN else f"{declared} bytes"
-            error = ObjectOversizeError if declared > size else IntegrityError
-            raise error(f"Object {digest} is damaged: its zstd frame declares {shown} but the store recorded {size}")
+            raise IntegrityError(
+                f"Object {digest} is damaged: its zstd frame declares {shown} but the store recorded {size}"
+            )
         hasher = hashlib.sha256()
         total = 0
         try:
