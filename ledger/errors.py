@@ -117,6 +117,9 @@ class ObjectOversizeError(IntegrityError):
 class UnsafePathError(LedgerError):
     """An entry of a run directory is a symbolic link, fifo, device or otherwise not what the tools may open."""
 
+    path: str | None = None
+    """The offending entry, when known."""
+
 
 class ObjectMissingError(LedgerError, KeyError):
     """An Object digest has no stored bytes and no eviction record."""

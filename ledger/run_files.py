@@ -67,11 +67,13 @@ def describe_mode(mode: int) -> str:
 
 def unsafe_entry(shown: Path | str, found: str, expected: str = "a regular file") -> UnsafePathError:
     """The error for an entry that is not what the tools may open."""
-    return UnsafePathError(
+    error = UnsafePathError(
         f"{shown} is {found}, not {expected}: a run directory from elsewhere may use it to make evoledger read or "
         f"write outside the directory, so it is neither followed nor opened. Remove it (`rm {shown}`) or restore "
         "the Run from a trusted copy, then try again"
     )
+    error.path = str(shown)
+    return error
 
 
 _EXPECTED: Final = {"file": "a regular file", "dir": "a folder", "socket": "a socket"}

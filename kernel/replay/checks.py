@@ -47,6 +47,7 @@ from evoledger.kernel.replay.record import RunRecord, open_record
 from evoledger.kernel.replay.report import CheckResult, Finding, ReplayReport
 from evoledger.kernel.replay.side_process import start_side_checks
 from evoledger.kernel.run.config import PROTOCOL_EPISODE_CAP
+from evoledger.kernel.run.layout import RunLayout
 from evoledger.ledger.errors import EvoLedgerError, LedgerError, LedgerNotFoundError
 from evoledger.ledger.verify import VerifyReport, verify, verify_opened
 from evoledger.projections import audit
@@ -198,6 +199,8 @@ def replay(
     whenever it is safe, ``False`` never. The report is the same either way.
     """
     root = Path(run_dir)
+    if rebuild:  # refused before anything is read or written: nothing is created or deleted through a link
+        RunLayout(root).check_safe()
     with _collector_paused():
         try:
             record = open_record(root)

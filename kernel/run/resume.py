@@ -8,6 +8,11 @@ flight are completed without charging budget twice, the Agent is restarted if it
 open, and judging continues from whatever the log already holds. The Episode plan is re-derived from
 the secret key the Run recorded in its ``run-key`` Event (never a new one) and checked against the
 recorded pool commitment.
+
+The run directory may come from someone else: before anything is opened for writing, a ``workspace``,
+``host`` or ``control`` that is a link, and any Host-written file there that is a link, fifo or device,
+refuses the resume (:meth:`RunLayout.check_safe`); so does a ``ledger.sqlite`` whose schema has anything
+beyond the ledger's tables (a planted trigger would run on the first append).
 """
 
 from __future__ import annotations
@@ -70,6 +75,7 @@ def resume(
 ) -> RunResult:
     """Continue the Run in ``run_dir`` to its end. A Run that already ended is returned as it is."""
     layout = RunLayout(Path(run_dir).resolve())
+    layout.check_safe()
     with Ledger.open(layout.root, writable=True) as ledger:
         created = _run_created(ledger)
         try:
