@@ -153,9 +153,9 @@ class Database:
                     f"{Path(real).as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
                 )
             _configure(conn)
-            found = _schema_problems(conn)
-            problems = [problem for _, problem in found]
-            core = any(name in _CORE_TABLES for name, _ in found)
+            differences = _schema_problems(conn)
+            problems = [problem for _, problem in differences]
+            core = any(name in _CORE_TABLES for name, _ in differences)
             row = None if core else conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
         except SQLITE_ERRORS as exc:
             if conn is not None:

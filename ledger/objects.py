@@ -29,13 +29,13 @@ and never from a fifo or device (:mod:`evoledger.ledger.run_files`), and written
 from __future__ import annotations
 
 import errno
-import hashlib
 import io
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
-from typing import BinaryIO, Final, Literal
+from typing import Final, Literal
 
 import zstandard
 from evoledger.ledger.canonical import digest_of, is_digest
@@ -49,6 +49,7 @@ from evoledger.ledger.errors import (
     StorageFullError,
     UnsafePathError,
 )
+from evoledger.ledger.object_decoding import BOUND_SQL, compressed_bound, decode_small, decode_stream
 from evoledger.ledger.run_files import check_entry_kind, open_dir_at, open_file_at, open_root, write_file_at
 
 __all__ = [
@@ -66,9 +67,7 @@ OBJECTS_DIR_NAME: Final = "objects"
 _LEVEL: Final = 3
 MAX_OBJECT_BYTES: Final = 1 << 30
 """The global cap: no Object larger than this (1 GiB) is decompressed, whatever its row and frame declare."""
-_CHUNK: Final = 1 << 20
 _ONE_SHOT: Final = 1 << 22
-_BOUND_SQL: Final = "typeof(size) = 'integer' AND length(data) <= size + (size >> 7) + 65536"
 
 ObjectState = Literal["inline", "file", "evicted"]
 
@@ -171,7 +170,7 @@ class ObjectStore:
                         continue
                     db.conn.execute("UPDATE objects SET location = 'evicted', data = NULL WHERE digest = ?", (digest,))
                     if row[0] == "file":
-                        db.after_commit(f"unlink {digest}", lambda digest=digest: self._unlink_file(digest))
+                        db.after_commit(f"unlink {digest}", partial(self._unlink_file, digest))
             except SQLITE_ERRORS as exc:
                 raise database_failure(exc, db.path, "evicting Objects") from exc
 
@@ -240,18 +239,18 @@ class ObjectStore:
                 f"Object {digest} records {size} bytes, above the cap of {self.max_object_bytes} bytes: it is not "
                 "decompressed (a small zstd frame can declare gigabytes); the run directory was crafted or damaged"
             )
-        bound = _compressed_bound(size)
+        bound = compressed_bound(size)
         if location == "inline":
             if type(data) is not bytes:
                 raise IntegrityError(f"the objects row of {digest} is damaged (no inline bytes within the bound)")
             if size <= _ONE_SHOT:  # small: one allocation of the checked size is fastest
-                return self._decode_small(digest, size, data, sink)
-            return self._decode(digest, size, io.BytesIO(data), sink)
+                return decode_small(self._decompressor, digest, size, data, sink)
+            return decode_stream(self._decompressor, digest, size, io.BytesIO(data), sink)
         if location != "file":
             raise IntegrityError(f"the objects row of {digest} is damaged (location {location!r})")
         fd = self._open_file(digest, bound)
         with os.fdopen(fd, "rb", buffering=0) as source:
-            return self._decode(digest, size, source, sink)
+            return decode_stream(self._decompressor, digest, size, source, sink)
 
     def _open_file(self, digest: str, bound: int) -> int:
         """A descriptor of the Object's file: a regular file reached without a link, at most ``bound`` bytes."""
@@ -366,7 +365,7 @@ class ObjectStore:
     # -- internals ---------------------------------------------------------------------------------
     def _row(self, digest: str, *, with_data: bool = False) -> Sequence[object] | None:
         # the inline bytes only when no longer than a frame of the recorded size can be (SQLite knows the length)
-        columns = f"size, location, CASE WHEN {_BOUND_SQL} THEN data END" if with_data else "size, location"
+        columns = f"size, location, CASE WHEN {BOUND_SQL} THEN data END" if with_data else "size, location"
         with self._db.lock:
             try:
                 row: tuple[object, ...] | None = self._db.conn.execute(
@@ -375,84 +374,6 @@ class ObjectStore:
             except SQLITE_ERRORS as exc:
                 raise database_failure(exc, self._db.path, f"reading Object {digest}") from exc
         return row
-
-    def _decode_small(self, digest: str, size: int, data: bytes, sink: Callable[[bytes], object] | None) -> int:
-        try:
-            declared = zstandard.frame_content_size(data)
-        except zstandard.ZstdError as exc:
-            raise IntegrityError(f"Object {digest} is damaged: its zstd frame is unreadable ({exc})") from None
-        if declared != size:
-            return self._decode(digest, size, io.BytesIO(data), sink)  # reports it
-        try:
-            raw = self._decompressor.decompress(data)  # allocates the declared size: checked above
-        except zstandard.ZstdError as exc:
-            raise IntegrityError(f"Object {digest} is damaged: zstd cannot decompress it ({exc})") from None
-        if len(raw) != size or digest_of(raw) != digest:
-            raise IntegrityError(
-                f"Object {digest} is damaged: its bytes hash to {digest_of(raw)}; restore the run from a backup"
-            )
-        if sink is not None:
-            sink(raw)
-        return size
-
-    def _decode(self, digest: str, size: int, source: BinaryIO, sink: Callable[[bytes], object] | None) -> int:
-        """Decompress ``source`` as a stream into ``sink``, hashing as it goes; never more than ``size`` bytes."""
-        header = source.read(18)  # a zstd frame header is at most 18 bytes
-        try:
-            declared = zstandard.get_frame_parameters(header).content_size
-        except zstandard.ZstdError as exc:
-            raise IntegrityError(f"Object {digest} is damaged: its zstd frame is unreadable ({exc})") from None
-        if declared != size:
-            shown = "no size" if declared == zstandard.CONTENTSIZE_UNKNOWN else f"{declared} bytes"
-            raise IntegrityError(
-                f"Object {digest} is damaged: its zstd frame declares {shown} but the store recorded {size}"
-            )
-        hasher = hashlib.sha256()
-        total = 0
-        try:
-            with self._decompressor.stream_reader(_Prefixed(header, source), closefd=False) as reader:
-                while chunk := reader.read(_CHUNK):
-                    total += len(chunk)
-                    if total > size:
-                        raise ObjectOversizeError(
-                            f"Object {digest} is damaged: its zstd frame yields more than the {size} bytes it declares"
-                        )
-                    hasher.update(chunk)
-                    if sink is not None:
-                        sink(chunk)
-        except zstandard.ZstdError as exc:
-            raise IntegrityError(f"Object {digest} is damaged: zstd cannot decompress it ({exc})") from None
-        found = "sha256:" + hasher.hexdigest()
-        if total != size or found != digest:
-            raise IntegrityError(
-                f"Object {digest} is damaged: its {total} bytes hash to {found}; restore the run from a backup"
-            )
-        return total
-
-
-class _Prefixed(io.RawIOBase):
-    """``source`` with ``head`` (already read from it) put back in front."""
-
-    def __init__(self, head: bytes, source: BinaryIO) -> None:
-        self._head = head
-        self._source = source
-
-    def readable(self) -> bool:
-        return True
-
-    def read(self, size: int = -1) -> bytes:
-        if self._head:
-            if size < 0 or size >= len(self._head):
-                head, self._head = self._head, b""
-                return head + (self._source.read(size - len(head)) if size > len(head) else b"")
-            head, self._head = self._head[:size], self._head[size:]
-            return head
-        return self._source.read(size)
-
-
-def _compressed_bound(size: int) -> int:
-    """The most bytes a zstd frame of ``size`` raw bytes takes (``ZSTD_compressBound`` with a margin)."""
-    return size + (size >> 7) + (1 << 16)
 
 
 def check_threshold(large_threshold: object) -> None:
