@@ -16,7 +16,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final
 
-from evoledger.ledger.run_files import EntryKind, check_entry, open_dir_at, open_root, read_file_at, write_file_at
+from evoledger.ledger.run_files import (
+    EntryKind,
+    check_entry,
+    check_entry_kind,
+    open_dir_at,
+    open_root,
+    read_file_at,
+    write_file_at,
+)
 
 __all__ = ["MAX_REPORT_BYTES", "REPORT_NAME", "RunLayout", "read_report", "write_report"]
 
@@ -80,16 +88,20 @@ class RunLayout:
         root = open_root(self.root)
         try:
             for parts in (("workspace", "analysis"), ("workspace", "feedback"), ("host",), ("control",)):
-                fd = open_dir_at(root, parts, self.root, create=True)
-                if fd is not None:
-                    os.close(fd)
+                parent = open_dir_at(root, parts[:-1], self.root, create=True)
+                assert parent is not None  # created
+                try:
+                    if check_entry_kind(parent, parts[-1]) is None:  # whatever the Agent put there is its own
+                        os.mkdir(parts[-1], 0o755, dir_fd=parent)
+                finally:
+                    os.close(parent)
         finally:
             os.close(root)
 
     def check_safe(self) -> None:
         """Refuse a run directory whose Host-written entries are links, fifos, devices or of the wrong kind.
 
-        Checked: ``workspace``, ``workspace/program``, ``workspace/analysis``, ``host``, ``control`` (folders),
+        Checked: ``workspace``, ``host``, ``control`` (folders),
         ``host/report.json``, ``host/task.md`` (files), every ``host/agent-N`` (a folder) and the files the Host
         writes in it, and ``control/session.sock`` (a socket). Absent entries are fine. Raises
         :class:`~evoledger.ledger.errors.UnsafePathError` naming the first offending entry.
@@ -100,8 +112,6 @@ class RunLayout:
             return
         try:
             _check(root, (), "workspace", "dir", self.root)
-            _check(root, ("workspace",), "program", "dir", self.root)
-            _check(root, ("workspace",), "analysis", "dir", self.root)
             _check(root, (), "control", "dir", self.root)
             _check(root, ("control",), self.socket.name, "socket", self.root)
             if _check(root, (), "host", "dir", self.root):
