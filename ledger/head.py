@@ -109,7 +109,7 @@ class HeadManifest:
             folder = open_root(self.path.parent)
             try:
                 check_entry(folder, self.path.name, "file", self.path)  # a planted link or fifo is refused
-                write_file_at(folder, self.path.name, body, self.path, tmp=self._tmp.name)
+                write_file_at(folder, self.path.name, body, self.path, tmp=self._tmp.name, sync_folder=False)
             finally:
                 os.close(folder)
         except OSError as exc:

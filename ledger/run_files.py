@@ -189,12 +189,15 @@ def read_file_at(dir_fd: int, name: str, shown: Path | str, *, limit: int) -> by
     return data
 
 
-def write_file_at(dir_fd: int, name: str, data: bytes, shown: Path | str, *, tmp: str | None = None) -> None:
+def write_file_at(
+    dir_fd: int, name: str, data: bytes, shown: Path | str, *, tmp: str | None = None, sync_folder: bool = True
+) -> None:
     """Atomically replace ``name`` below ``dir_fd`` with ``data`` (fsynced), never writing through a link.
 
     The temporary file (``tmp``, by default ``.<name>.tmp``) is removed first if anything is there (a
     planted link is removed, its target untouched) and created with ``O_EXCL | O_NOFOLLOW``; the rename
     then replaces whatever ``name`` was (a link is replaced, not followed). A folder at ``name`` is refused.
+    ``sync_folder`` also fsyncs the folder, so the rename itself survives a power loss.
     """
     tmp_name = tmp if tmp is not None else f".{name}.tmp"
     if check_entry_kind(dir_fd, name) == stat.S_IFDIR:
@@ -214,7 +217,8 @@ def write_file_at(dir_fd: int, name: str, data: bytes, shown: Path | str, *, tmp
         with contextlib.suppress(OSError):
             os.unlink(tmp_name, dir_fd=dir_fd)
         raise
-    os.fsync(dir_fd)
+    if sync_folder:
+        os.fsync(dir_fd)
 
 
 def check_entry_kind(dir_fd: int, name: str) -> int | None:
