@@ -268,3 +268,15 @@ def test_planted_tables_views_and_triggers_are_findings_and_resume_refuses(run_c
     assert _table(run_copy, "SELECT count(*) FROM loot") == [(0,)]  # the trigger never ran
     assert _table(run_copy, "SELECT digest, size, location, data FROM objects ORDER BY digest") == objects_before
     assert not (run_copy / "host" / "report.json").exists()
+
+
+def test_resume_leaves_an_agent_owned_analysis_link_alone(run_copy: Path, canary: Path) -> None:
+    """``workspace/analysis`` is the Agent's (it may link it anywhere): the Host neither refuses nor follows it."""
+    _unfinished(run_copy)
+    _swap_for_link(run_copy, "workspace/analysis", canary)
+    before = _snapshot(canary)
+    done = _cli("resume", run_copy)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (run_copy / "host" / "report.json").is_file()
+    assert (run_copy / "workspace" / "analysis").is_symlink()
+    assert _snapshot(canary) == before
