@@ -15,10 +15,12 @@ from evoledger.ledger.errors import (
     LedgerNotFoundError,
     ObjectEvictedError,
     ObjectMissingError,
+    ObjectOversizeError,
     SchemaError,
     SnapshotError,
     StorageFullError,
     UnknownNameError,
+    UnsafePathError,
 )
 from evoledger.ledger.head import Head
 from evoledger.ledger.store import CURRENT_HEAD, Ledger, RecordedEvent
@@ -41,12 +43,14 @@ __all__ = [
     "LedgerNotFoundError",
     "ObjectEvictedError",
     "ObjectMissingError",
+    "ObjectOversizeError",
     "Problem",
     "RecordedEvent",
     "SchemaError",
     "SnapshotError",
     "StorageFullError",
     "UnknownNameError",
+    "UnsafePathError",
     "VerifyReport",
     "canonical_json",
     "digest_of",

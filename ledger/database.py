@@ -11,10 +11,20 @@ The file is in WAL mode with ``synchronous=NORMAL``: commits are ordered, so a c
 survives a crash implies every earlier commit survived too (Objects committed before an Event
 are never lost while the Event persists). After an OS crash or power loss the last few commits
 may be lost; the head manifest then reports a truncated tail, which is the truth.
+
+**A database from someone else.** ``ledger.sqlite`` (and its ``-wal``, ``-shm`` and ``-journal``
+companions) must be regular files, not links, fifos or devices: SQLite opens them by path, so they
+are checked with ``lstat`` first (:mod:`evoledger.ledger.run_files`). Every connection runs with
+``PRAGMA trusted_schema=OFF``; a read-only one is opened with ``mode=ro``. (``immutable=1`` is not
+used: it would ignore a WAL file holding the last commits of a Run that was not checkpointed.)
+The schema is compared with :data:`SCHEMA` exactly: any other table, index, view or trigger is
+listed in :attr:`Database.schema_problems` (``verify`` reports each), and a writable open -- which
+would fire a planted trigger on the next append -- refuses the database.
 """
 
 from __future__ import annotations
 
+import os
 import sqlite3
 import threading
 from collections.abc import Callable, Iterator
@@ -22,7 +32,6 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
-import sqlite_utils
 from evoledger.ledger.errors import (
     EvoLedgerError,
     InputError,
@@ -31,12 +40,38 @@ from evoledger.ledger.errors import (
     SchemaError,
     StorageFullError,
 )
+from evoledger.ledger.run_files import check_entry, open_root
 
-__all__ = ["DATABASE_NAME", "LEDGER_FORMAT", "SQLITE_ERRORS", "Database", "database_failure"]
+__all__ = ["DATABASE_NAME", "LEDGER_FORMAT", "SCHEMA", "SQLITE_ERRORS", "Database", "database_failure"]
 
 DATABASE_NAME: Final = "ledger.sqlite"
 LEDGER_FORMAT: Final = "evoledger.ledger/1"
 _BUSY_TIMEOUT_MS: Final = 10_000
+_COMPANIONS: Final = ("-wal", "-shm", "-journal")
+_MAX_SCHEMA_ROWS: Final = 1000
+
+SCHEMA: Final[tuple[tuple[str, str, str, str | None], ...]] = (
+    ("table", "meta", "meta", 'CREATE TABLE "meta" (\n   "key" TEXT PRIMARY KEY,\n   "value" TEXT NOT NULL\n) STRICT'),
+    ("index", "sqlite_autoindex_meta_1", "meta", None),
+    (
+        "table",
+        "events",
+        "events",
+        'CREATE TABLE "events" (\n   "seq" INTEGER PRIMARY KEY,\n   "kind" TEXT NOT NULL,\n'
+        '   "version" INTEGER NOT NULL,\n   "visibility" TEXT NOT NULL,\n   "payload" BLOB NOT NULL,\n'
+        '   "prev_hash" TEXT NOT NULL,\n   "hash" TEXT NOT NULL,\n   "recorded_at" TEXT NOT NULL\n) STRICT',
+    ),
+    (
+        "table",
+        "objects",
+        "objects",
+        'CREATE TABLE "objects" (\n   "digest" TEXT PRIMARY KEY,\n   "size" INTEGER NOT NULL,\n'
+        '   "location" TEXT NOT NULL,\n   "data" BLOB\n) STRICT',
+    ),
+    ("index", "sqlite_autoindex_objects_1", "objects", None),
+)
+"""Every row of ``sqlite_master`` a ledger has: ``(type, name, tbl_name, sql)``, exactly as created."""
+_CORE_TABLES: Final = frozenset(name for kind, name, _, _ in SCHEMA if kind == "table")
 
 SQLITE_ERRORS: Final = (sqlite3.Error, UnicodeDecodeError)
 """What SQLite may raise: a damaged file can even produce an error message that is not UTF-8."""
@@ -66,10 +101,14 @@ def database_failure(exc: Exception, path: Path, doing: str) -> EvoLedgerError:
 class Database:
     """An open ``ledger.sqlite`` shared by the Event log and the Object store of one Ledger."""
 
-    def __init__(self, conn: sqlite3.Connection, path: Path, *, writable: bool) -> None:
+    def __init__(
+        self, conn: sqlite3.Connection, path: Path, *, writable: bool, schema_problems: tuple[str, ...] = ()
+    ) -> None:
         self.conn: Final = conn
         self.path: Final = path
         self.writable: Final = writable
+        self.schema_problems: Final = schema_problems
+        """What ``sqlite_master`` holds beyond (or instead of) :data:`SCHEMA`: planted tables, views, triggers."""
         self.lock: Final = threading.RLock()
         """Held for every statement and for the whole of a transaction (one thread at a time)."""
         self._commit_hooks: list[dict[str, Callable[[], None]]] = []
@@ -80,34 +119,15 @@ class Database:
     @classmethod
     def create(cls, path: Path) -> Database:
         """Create a new ledger database at ``path`` (which must not exist) and return it writable."""
+        _check_files(path)
         try:
-            conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+            conn = sqlite3.connect(_real_path(path), isolation_level=None, check_same_thread=False)
             conn.execute("PRAGMA journal_mode=WAL")
             _configure(conn)
-            db = sqlite_utils.Database(conn)
             conn.execute("BEGIN IMMEDIATE")
-            db.table("meta").create({"key": str, "value": str}, pk="key", not_null={"value"}, strict=True)
-            db.table("events").create(
-                {
-                    "seq": int,
-                    "kind": str,
-                    "version": int,
-                    "visibility": str,
-                    "payload": bytes,
-                    "prev_hash": str,
-                    "hash": str,
-                    "recorded_at": str,
-                },
-                pk="seq",
-                not_null={"kind", "version", "visibility", "payload", "prev_hash", "hash", "recorded_at"},
-                strict=True,
-            )
-            db.table("objects").create(
-                {"digest": str, "size": int, "location": str, "data": bytes},
-                pk="digest",
-                not_null={"size", "location"},
-                strict=True,
-            )
+            for kind, _name, _table, sql in SCHEMA:
+                if kind == "table" and sql is not None:
+                    conn.execute(sql)
             conn.execute("INSERT INTO meta(key, value) VALUES ('format', ?)", (LEDGER_FORMAT,))
             conn.execute("COMMIT")
         except SQLITE_ERRORS as exc:
@@ -116,24 +136,40 @@ class Database:
 
     @classmethod
     def open(cls, path: Path, *, writable: bool) -> Database:
-        """Open an existing ledger database; read-only unless ``writable``."""
+        """Open an existing ledger database; read-only unless ``writable``.
+
+        Raises :class:`UnsafePathError` when the file or a companion is a link or not a regular file, and
+        :class:`SchemaError` when the three tables are not exactly the ledger's, or (``writable``) when
+        anything else was added to the schema.
+        """
+        _check_files(path)
         conn: sqlite3.Connection | None = None
         try:
+            real = _real_path(path)
             if writable:
-                conn = sqlite3.connect(path, isolation_level=None, check_same_thread=False)
+                conn = sqlite3.connect(real, isolation_level=None, check_same_thread=False)
             else:
                 conn = sqlite3.connect(
-                    f"{path.resolve().as_uri()}?mode=ro",
-                    uri=True,
-                    isolation_level=None,
-                    check_same_thread=False,
+                    f"{Path(real).as_uri()}?mode=ro", uri=True, isolation_level=None, check_same_thread=False
                 )
             _configure(conn)
-            row = conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+            differences = _schema_problems(conn)
+            problems = [problem for _, problem in differences]
+            core = any(name in _CORE_TABLES for name, _ in differences)
+            row = None if core else conn.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
         except SQLITE_ERRORS as exc:
             if conn is not None:
                 conn.close()
             raise database_failure(exc, path, "opening the ledger database") from exc
+        if core or (writable and problems):
+            conn.close()
+            raise SchemaError(
+                f"{path} does not have the ledger's schema: {'; '.join(problems[:5])}"
+                f"{f' (and {len(problems) - 5} more)' if len(problems) > 5 else ''}. Its tables, views or triggers "
+                "were changed outside evoledger (a planted trigger would run on the next write), so it is not "
+                f"opened for {'writing' if writable else 'reading'}; run `evoledger ledger verify {path.parent}` "
+                "to list every difference, and restore the Run from a trusted copy"
+            )
         if row is None or row[0] != LEDGER_FORMAT:
             conn.close()
             found = "no format record" if row is None else f"format {row[0]!r}"
@@ -141,7 +177,7 @@ class Database:
                 f"{path} has {found}; this evoledger reads {LEDGER_FORMAT!r}. "
                 "Open it with the evoledger version that wrote it."
             )
-        return cls(conn, path, writable=writable)
+        return cls(conn, path, writable=writable, schema_problems=tuple(problems))
 
     def close(self) -> None:
         """Close the connection (idempotent)."""
@@ -236,5 +272,49 @@ class Database:
 
 
 def _configure(conn: sqlite3.Connection) -> None:
+    conn.execute("PRAGMA trusted_schema=OFF")  # no function with side effects from a view, trigger or index
     conn.execute(f"PRAGMA busy_timeout={_BUSY_TIMEOUT_MS}")
     conn.execute("PRAGMA synchronous=NORMAL")
+
+
+def _check_files(path: Path) -> None:
+    """Refuse a database file or companion (``-wal``, ``-shm``, ``-journal``) that is a link or not a regular file.
+
+    SQLite opens these by path (and creates the companions), so each is checked with ``lstat`` relative to a
+    descriptor of the run directory before SQLite sees it.
+    """
+    try:
+        folder = open_root(path.parent)
+    except FileNotFoundError:
+        return  # SQLite reports the missing folder
+    try:
+        check_entry(folder, path.name, "file", path)
+        for suffix in _COMPANIONS:
+            check_entry(folder, path.name + suffix, "file", path.with_name(path.name + suffix))
+    finally:
+        os.close(folder)
+
+
+def _real_path(path: Path) -> str:
+    """``path`` with its folder resolved (the run directory may be reached through a link; its entries may not)."""
+    return os.path.join(os.path.realpath(path.parent), path.name)
+
+
+def _schema_problems(conn: sqlite3.Connection) -> list[tuple[str, str]]:
+    """How ``sqlite_master`` differs from :data:`SCHEMA`: ``(object name, what)`` for each (empty when exact)."""
+    rows = conn.execute(f"SELECT type, name, tbl_name, sql FROM sqlite_master LIMIT {_MAX_SCHEMA_ROWS + 1}").fetchall()
+    expected = {name: (kind, name, table, sql) for kind, name, table, sql in SCHEMA}
+    problems: list[tuple[str, str]] = []
+    seen: set[str] = set()
+    for row in rows[:_MAX_SCHEMA_ROWS]:
+        kind, name = row[0], str(row[1])
+        seen.add(name)
+        want = expected.get(name)
+        if want is None:
+            problems.append((name, f"unexpected {kind!s:.10} {name!r:.80}"))
+        elif tuple(row) != want:
+            problems.append((name, f"changed {kind!s:.10} {name!r:.80}"))
+    if len(rows) > _MAX_SCHEMA_ROWS:
+        problems.append(("", f"more than {_MAX_SCHEMA_ROWS} schema entries"))
+    problems += [(name, f"missing {kind} {name!r}") for kind, name, _, _ in SCHEMA if name not in seen]
+    return problems

@@ -13,6 +13,8 @@ to a process exit code so the CLI can translate errors without knowing every cla
     │   ├── LedgerNotFoundError                  no ledger at that path
     │   ├── LedgerExistsError                    a ledger already exists where one was to be created
     │   ├── IntegrityError                       bytes do not match their hash / chain / manifest
+    │   │   └── ObjectOversizeError              an Object decompresses past its recorded size or the global cap
+    │   ├── UnsafePathError                      a run-directory entry is a link, fifo, device or wrong kind
     │   ├── ObjectMissingError                   an Object digest has no bytes and no eviction record
     │   ├── ObjectEvictedError                   an Object's bytes were evicted on purpose (bulk retention)
     │   ├── SchemaError                          a stored event cannot be parsed or upcast
@@ -43,10 +45,12 @@ __all__ = [
     "LedgerNotFoundError",
     "ObjectEvictedError",
     "ObjectMissingError",
+    "ObjectOversizeError",
     "SchemaError",
     "SnapshotError",
     "StorageFullError",
     "UnknownNameError",
+    "UnsafePathError",
 ]
 
 
@@ -104,6 +108,17 @@ class LedgerExistsError(LedgerError):
 
 class IntegrityError(LedgerError):
     """Stored bytes do not match their digest, the hash chain or the head manifest."""
+
+
+class ObjectOversizeError(IntegrityError):
+    """An Object's zstd frame declares or yields more bytes than its recorded size or the global cap allows."""
+
+
+class UnsafePathError(LedgerError):
+    """An entry of a run directory is a symbolic link, fifo, device or otherwise not what the tools may open."""
+
+    path: str | None = None
+    """The offending entry, when known."""
 
 
 class ObjectMissingError(LedgerError, KeyError):

@@ -9,6 +9,10 @@ append, so deleting the last events of the log -- which leaves a perfectly valid
 is still detected: the manifest then claims more events than the log has. The manifest may lag
 the log by the last commit if the process died between the commit and the rewrite; a writable
 open repairs that lag when the manifest's head is a prefix of the log.
+
+The run directory may come from someone else: the manifest is read and written relative to a
+descriptor of its folder, never through a link, never from a fifo or device, and at most
+:data:`_MAX_MANIFEST_BYTES` of it is read (:mod:`evoledger.ledger.run_files`).
 """
 
 from __future__ import annotations
@@ -20,13 +24,15 @@ from pathlib import Path
 from typing import Final
 
 from evoledger.ledger.canonical import canonical_json, is_digest
-from evoledger.ledger.errors import IntegrityError
+from evoledger.ledger.errors import IntegrityError, UnsafePathError
 from evoledger.ledger.records import GENESIS_HASH
+from evoledger.ledger.run_files import check_entry, open_root, read_file_at, write_file_at
 
 __all__ = ["EMPTY_HEAD", "MANIFEST_FORMAT", "MANIFEST_NAME", "Head", "HeadManifest"]
 
 MANIFEST_NAME: Final = "ledger.head"
 MANIFEST_FORMAT: Final = "evoledger.head/1"
+_MAX_MANIFEST_BYTES: Final = 4096
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,16 +57,29 @@ class HeadManifest:
         self._tmp: Final = path.with_name(path.name + ".tmp")
 
     def exists(self) -> bool:
-        return self.path.exists()
+        """Whether anything is at the manifest's name (a link or fifo counts: it is refused when read)."""
+        return os.path.lexists(self.path)
 
     def read(self) -> Head | None:
-        """The recorded head, ``None`` if the file is absent; :class:`IntegrityError` if malformed."""
+        """The recorded head, ``None`` if the file is absent; :class:`IntegrityError` if malformed.
+
+        :class:`~evoledger.ledger.errors.UnsafePathError` (a link, fifo or device there) is an integrity
+        failure too, so callers that report one report the other.
+        """
         try:
-            raw = self.path.read_bytes()
-        except FileNotFoundError:
-            return None
+            folder = open_root(self.path.parent)
         except OSError as exc:
             raise IntegrityError(f"cannot read the head manifest {self.path}: {exc}") from exc
+        try:
+            raw = read_file_at(folder, self.path.name, self.path, limit=_MAX_MANIFEST_BYTES)
+        except UnsafePathError as exc:
+            raise IntegrityError(f"cannot read the head manifest: {exc}") from None
+        except OSError as exc:
+            raise IntegrityError(f"cannot read the head manifest {self.path}: {exc}") from exc
+        finally:
+            os.close(folder)
+        if raw is None:
+            return None
         try:
             data = json.loads(raw)
         except (UnicodeDecodeError, json.JSONDecodeError) as exc:
@@ -87,13 +106,12 @@ class HeadManifest:
         """Atomically replace the manifest with ``head`` (temporary file + fsync + rename)."""
         body = canonical_json({"format": MANIFEST_FORMAT, "hash": head.hash, "count": head.count}) + b"\n"
         try:
-            fd = os.open(self._tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+            folder = open_root(self.path.parent)
             try:
-                os.write(fd, body)
-                os.fsync(fd)
+                check_entry(folder, self.path.name, "file", self.path)  # a planted link or fifo is refused
+                write_file_at(folder, self.path.name, body, self.path, tmp=self._tmp.name, sync_folder=False)
             finally:
-                os.close(fd)
-            os.replace(self._tmp, self.path)
+                os.close(folder)
         except OSError as exc:
             raise IntegrityError(
                 f"the events up to #{head.count} are committed but the head manifest {self.path} "

@@ -5,6 +5,9 @@ second writable open in the same process -- gets :class:`LedgerLockedError` nami
 file and the holder's pid. Read-only opens never take it (SQLite's WAL lets them read while the
 writer appends). The lock file is never deleted: deleting it would let two processes lock two
 different inodes of the same name. The kernel releases ``flock`` locks when the holder dies.
+
+The lock file is opened without following a link and refused unless it is a regular file, so a
+planted ``ledger.lock`` link never truncates its target (:mod:`evoledger.ledger.run_files`).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ from pathlib import Path
 from typing import Final
 
 from evoledger.ledger.errors import LedgerLockedError, LedgerNotFoundError
+from evoledger.ledger.run_files import open_file_at, open_root
 
 __all__ = ["LOCK_NAME", "WriterLock"]
 
@@ -37,11 +41,15 @@ class WriterLock:
         if self._fd is not None:
             return
         try:
-            fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+            folder = open_root(self.path.parent)
         except FileNotFoundError:
             raise LedgerNotFoundError(
                 f"cannot create the lock file {self.path}: its directory does not exist"
             ) from None
+        try:
+            fd = open_file_at(folder, self.path.name, os.O_RDWR | os.O_CREAT, self.path)
+        finally:
+            os.close(folder)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:

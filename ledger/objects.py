@@ -15,13 +15,23 @@ caller's transaction, so Objects commit together with -- never after -- the Even
 them. A caller-supplied digest that is not ``sha256:`` + 64 lowercase hex digits can never name an
 Object, so ``get``/``size``/``evict`` raise :class:`ObjectMissingError` naming the malformed value
 (``has`` answers ``False``).
+
+**Bounded decoding.** A run directory may come from someone else, and a zstd frame of a few
+kilobytes can declare gigabytes. An Object is therefore decompressed as a stream, its digest
+computed while streaming: it may never yield more bytes than its row records (and the frame must
+declare exactly that size), and no Object above ``max_object_bytes`` (:data:`MAX_OBJECT_BYTES` by
+default) is decompressed at all: both raise :class:`ObjectOversizeError`. :meth:`ObjectStore.check`
+verifies an Object holding one chunk in memory; :meth:`ObjectStore.get` holds at most the recorded
+size. Object files are opened relative to a descriptor of the run directory, never through a link
+and never from a fifo or device (:mod:`evoledger.ledger.run_files`), and written and deleted the same way.
 """
 
 from __future__ import annotations
 
 import errno
+import io
 import os
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -35,11 +45,16 @@ from evoledger.ledger.errors import (
     IntegrityError,
     ObjectEvictedError,
     ObjectMissingError,
+    ObjectOversizeError,
     StorageFullError,
+    UnsafePathError,
 )
+from evoledger.ledger.object_decoding import BOUND_SQL, compressed_bound, decode_small, decode_stream
+from evoledger.ledger.run_files import check_entry_kind, open_dir_at, open_file_at, open_root, write_file_at
 
 __all__ = [
     "DEFAULT_LARGE_THRESHOLD",
+    "MAX_OBJECT_BYTES",
     "OBJECTS_DIR_NAME",
     "ObjectEntry",
     "ObjectState",
@@ -50,6 +65,9 @@ __all__ = [
 DEFAULT_LARGE_THRESHOLD: Final = 1 << 20
 OBJECTS_DIR_NAME: Final = "objects"
 _LEVEL: Final = 3
+MAX_OBJECT_BYTES: Final = 1 << 30
+"""The global cap: no Object larger than this (1 GiB) is decompressed, whatever its row and frame declare."""
+_ONE_SHOT: Final = 1 << 22
 
 ObjectState = Literal["inline", "file", "evicted"]
 
@@ -66,11 +84,21 @@ class ObjectEntry:
 class ObjectStore:
     """Objects of one Ledger, sharing the Ledger's SQLite connection."""
 
-    def __init__(self, db: Database, objects_dir: Path, *, large_threshold: int = DEFAULT_LARGE_THRESHOLD) -> None:
+    def __init__(
+        self,
+        db: Database,
+        objects_dir: Path,
+        *,
+        large_threshold: int = DEFAULT_LARGE_THRESHOLD,
+        max_object_bytes: int = MAX_OBJECT_BYTES,
+    ) -> None:
         check_threshold(large_threshold)
+        if type(max_object_bytes) is not int or max_object_bytes < 0:
+            raise InputError(f"max_object_bytes must be a non-negative int of bytes, got {max_object_bytes!r}")
         self._db: Final = db
         self.objects_dir: Final = objects_dir
         self.large_threshold: Final = large_threshold
+        self.max_object_bytes: Final = max_object_bytes
         self._compressor: Final = zstandard.ZstdCompressor(level=_LEVEL, write_content_size=True)
         self._decompressor: Final = zstandard.ZstdDecompressor()
 
@@ -107,10 +135,9 @@ class ObjectStore:
 
     def _put_large(self, digest: str, blob: bytes) -> None:
         row = self._db.conn.execute("SELECT location FROM objects WHERE digest = ?", (digest,)).fetchone()
-        path = self.path_for(digest)
-        if row is not None and row[0] != "evicted" and (row[0] != "file" or path.exists()):
+        if row is not None and row[0] != "evicted" and (row[0] != "file" or self._file_present(digest)):
             return
-        _write_atomically(path, self._compressor.compress(blob))
+        self._write_file(digest, self._compressor.compress(blob))
         self._db.conn.execute(
             "INSERT INTO objects(digest, size, location, data) VALUES (?, ?, 'file', NULL) "
             "ON CONFLICT(digest) DO UPDATE SET size = excluded.size, location = 'file', data = NULL",
@@ -143,8 +170,7 @@ class ObjectStore:
                         continue
                     db.conn.execute("UPDATE objects SET location = 'evicted', data = NULL WHERE digest = ?", (digest,))
                     if row[0] == "file":
-                        path = self.path_for(digest)
-                        db.after_commit(f"unlink {digest}", partial(path.unlink, missing_ok=True))
+                        db.after_commit(f"unlink {digest}", partial(self._unlink_file, digest))
             except SQLITE_ERRORS as exc:
                 raise database_failure(exc, db.path, "evicting Objects") from exc
 
@@ -181,8 +207,22 @@ class ObjectStore:
         """The Object's raw bytes, checked against ``digest``.
 
         Raises :class:`ObjectMissingError` (unknown digest, or its file vanished without an eviction),
-        :class:`ObjectEvictedError` (evicted on purpose) or :class:`IntegrityError` (bytes damaged).
+        :class:`ObjectEvictedError` (evicted on purpose), :class:`ObjectOversizeError` (its frame declares or
+        yields more than its recorded size, or it is above the global cap) or :class:`IntegrityError` (bytes
+        damaged, or its file is a link, fifo or device). At most the recorded size is held in memory.
         """
+        chunks: list[bytes] = []
+        self._stream(digest, chunks.append)
+        return b"".join(chunks)
+
+    def check(self, digest: str) -> int:
+        """Check the Object's bytes against ``digest`` while streaming them (one chunk in memory); its size.
+
+        Raises what :meth:`get` raises.
+        """
+        return self._stream(digest, None)
+
+    def _stream(self, digest: str, sink: Callable[[bytes], object] | None) -> int:
         _check_digest(digest)
         row = self._row(digest, with_data=True)
         if row is None:
@@ -192,22 +232,108 @@ class ObjectStore:
             raise ObjectEvictedError(
                 f"Object {digest} was evicted by bulk retention; its bytes are gone but its digest stays in the log"
             )
-        if location == "file":
-            path = self.path_for(digest)
-            try:
-                data = path.read_bytes()
-            except FileNotFoundError:
-                raise ObjectMissingError(
-                    f"Object {digest} should be in {path} but the file is missing and no eviction was "
-                    "recorded; the run directory was damaged"
-                ) from None
-            except OSError as exc:
-                raise IntegrityError(f"cannot read Object file {path}: {exc}") from exc
-        elif location != "inline" or type(data) is not bytes:
-            raise IntegrityError(f"the objects row of {digest} is damaged (location {location!r})")
-        if type(size) is not int:
+        if type(size) is not int or size < 0:
             raise IntegrityError(f"the objects row of {digest} is damaged (size {size!r})")
-        return self._decode(digest, size, data)
+        if size > self.max_object_bytes:
+            raise ObjectOversizeError(
+                f"Object {digest} records {size} bytes, above the cap of {self.max_object_bytes} bytes: it is not "
+                "decompressed (a small zstd frame can declare gigabytes); the run directory was crafted or damaged"
+            )
+        bound = compressed_bound(size)
+        if location == "inline":
+            if type(data) is not bytes:
+                raise IntegrityError(f"the objects row of {digest} is damaged (no inline bytes within the bound)")
+            if size <= _ONE_SHOT:  # small: one allocation of the checked size is fastest
+                return decode_small(self._decompressor, digest, size, data, sink)
+            return decode_stream(self._decompressor, digest, size, io.BytesIO(data), sink)
+        if location != "file":
+            raise IntegrityError(f"the objects row of {digest} is damaged (location {location!r})")
+        fd = self._open_file(digest, bound)
+        with os.fdopen(fd, "rb", buffering=0) as source:
+            return decode_stream(self._decompressor, digest, size, source, sink)
+
+    def _open_file(self, digest: str, bound: int) -> int:
+        """A descriptor of the Object's file: a regular file reached without a link, at most ``bound`` bytes."""
+        path = self.path_for(digest)
+        try:
+            fd = self._open_relative(digest, os.O_RDONLY)
+        except FileNotFoundError:
+            raise ObjectMissingError(
+                f"Object {digest} should be in {path} but the file is missing and no eviction was "
+                "recorded; the run directory was damaged"
+            ) from None
+        except UnsafePathError as exc:
+            raise IntegrityError(f"cannot read Object {digest}: {exc}") from None
+        except OSError as exc:
+            raise IntegrityError(f"cannot read Object file {path}: {exc}") from exc
+        length = os.fstat(fd).st_size
+        if length > bound:
+            os.close(fd)
+            raise ObjectOversizeError(
+                f"Object file {path} has {length} bytes, more than a zstd frame of the recorded size can take; "
+                "it was replaced or damaged"
+            )
+        return fd
+
+    def _open_relative(self, digest: str, flags: int) -> int:
+        folder = self._folder(digest, create=False)
+        if folder is None:
+            raise FileNotFoundError(digest)
+        try:
+            return open_file_at(folder, self.path_for(digest).name, flags, self.path_for(digest))
+        finally:
+            os.close(folder)
+
+    def _folder(self, digest: str, *, create: bool) -> int | None:
+        """A descriptor of ``objects/ab/`` (``None`` when absent and not ``create``), reached without a link."""
+        root = open_root(self.objects_dir.parent)
+        try:
+            parts = [self.objects_dir.name, digest[7:9]]
+            return open_dir_at(root, parts, self.objects_dir.parent, create=create)
+        finally:
+            os.close(root)
+
+    def _file_present(self, digest: str) -> bool:
+        try:
+            os.close(self._open_relative(digest, os.O_RDONLY))
+        except (FileNotFoundError, UnsafePathError):
+            return False  # a planted link in the way is replaced by the write
+        return True
+
+    def _write_file(self, digest: str, data: bytes) -> None:
+        path = self.path_for(digest)
+        try:
+            folder = self._folder(digest, create=True)
+            assert folder is not None  # created
+            try:
+                write_file_at(folder, path.name, data, path, tmp=f".{path.name}.{os.getpid()}.tmp")
+            finally:
+                os.close(folder)
+        except UnsafePathError as exc:
+            raise IntegrityError(f"cannot write Object file {path}: {exc}") from None
+        except OSError as exc:
+            if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+                raise StorageFullError(
+                    f"no space left to write Object file {path}: nothing was recorded; free disk space, then resume."
+                ) from exc
+            raise IntegrityError(f"cannot write Object file {path}: {exc}; check disk space and permissions") from exc
+
+    def _unlink_file(self, digest: str) -> None:
+        """Delete an evicted Object's file (never through a link: a link in the way is removed itself)."""
+        try:
+            folder = self._folder(digest, create=False)
+        except (UnsafePathError, OSError):
+            return  # a folder replaced by a link: nothing of ours is behind it
+        if folder is None:
+            return
+        try:
+            name = self.path_for(digest).name
+            if check_entry_kind(folder, name) not in (None,):
+                os.unlink(name, dir_fd=folder)
+        except OSError:
+            pass
+        finally:
+            os.close(folder)
 
     def entries(self) -> Iterator[ObjectEntry]:
         """Every row of the store in digest order (streamed in chunks)."""
@@ -238,7 +364,8 @@ class ObjectStore:
 
     # -- internals ---------------------------------------------------------------------------------
     def _row(self, digest: str, *, with_data: bool = False) -> Sequence[object] | None:
-        columns = "size, location, data" if with_data else "size, location"
+        # the inline bytes only when no longer than a frame of the recorded size can be (SQLite knows the length)
+        columns = f"size, location, CASE WHEN {BOUND_SQL} THEN data END" if with_data else "size, location"
         with self._db.lock:
             try:
                 row: tuple[object, ...] | None = self._db.conn.execute(
@@ -247,25 +374,6 @@ class ObjectStore:
             except SQLITE_ERRORS as exc:
                 raise database_failure(exc, self._db.path, f"reading Object {digest}") from exc
         return row
-
-    def _decode(self, digest: str, size: int, data: bytes) -> bytes:
-        try:
-            declared = zstandard.frame_content_size(data)
-        except zstandard.ZstdError as exc:
-            raise IntegrityError(f"Object {digest} is damaged: its zstd frame is unreadable ({exc})") from None
-        if declared != size:
-            raise IntegrityError(
-                f"Object {digest} is damaged: its zstd frame declares {declared} bytes but the store recorded {size}"
-            )
-        try:
-            raw = self._decompressor.decompress(data)
-        except zstandard.ZstdError as exc:
-            raise IntegrityError(f"Object {digest} is damaged: zstd cannot decompress it ({exc})") from None
-        if digest_of(raw) != digest:
-            raise IntegrityError(
-                f"Object {digest} is damaged: its bytes hash to {digest_of(raw)}; restore the run from a backup"
-            )
-        return raw
 
 
 def check_threshold(large_threshold: object) -> None:
@@ -288,30 +396,3 @@ def _check_digest(digest: object) -> None:
             f"{digest!r:.100} is not an Object digest (expected 'sha256:' followed by 64 lowercase hex "
             "digits), so no Object has it; pass the value put() returned"
         )
-
-
-def _write_atomically(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
-    try:
-        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-        try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view) :]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
-        os.replace(tmp, path)
-        dir_fd = os.open(path.parent, os.O_RDONLY)
-        try:
-            os.fsync(dir_fd)
-        finally:
-            os.close(dir_fd)
-    except OSError as exc:
-        tmp.unlink(missing_ok=True)
-        if exc.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise StorageFullError(
-                f"no space left to write Object file {path}: nothing was recorded; free disk space, then resume."
-            ) from exc
-        raise IntegrityError(f"cannot write Object file {path}: {exc}; check disk space and permissions") from exc

@@ -34,6 +34,7 @@ from evoledger.ledger.errors import (
     IntegrityError,
     LedgerError,
     LedgerNotFoundError,
+    SchemaError,
 )
 from evoledger.ledger.head import MANIFEST_NAME, Head, HeadManifest
 from evoledger.ledger.objects import OBJECTS_DIR_NAME, ObjectStore
@@ -99,6 +100,9 @@ def verify(target: Ledger | str | os.PathLike[str], *, max_problems: int = 200) 
         return _report(run_dir, findings, _Walk(), 0, None)
     try:
         db = Database.open(db_path, writable=False)
+    except SchemaError as exc:
+        findings.add(Problem("database", "schema_unexpected", str(exc)))
+        return _report(run_dir, findings, _Walk(), 0, _read_manifest(manifest, findings))
     except LedgerError as exc:
         findings.add(Problem("database", "database_unreadable", f"SQLite cannot open the ledger: {exc}"))
         return _report(run_dir, findings, _Walk(), 0, _read_manifest(manifest, findings))
@@ -141,6 +145,15 @@ def _verify_open(
     references: Mapping[int, Sequence[str]] | None = None,
 ) -> VerifyReport:
     _quick_check(db, findings)
+    for problem in db.schema_problems:
+        findings.add(
+            Problem(
+                "database",
+                "schema_unexpected",
+                f"{db.path} has {problem} beyond the ledger's schema: it was added outside evoledger (a trigger "
+                "would run on the next write, so `evoledger resume` refuses this database)",
+            )
+        )
     recorded = _read_manifest(manifest, findings)
     walk = _Walk()
     manifest_seq = None if recorded is None else recorded.count - 1

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 from evoledger.ledger.canonical import is_digest
 from evoledger.ledger.database import SQLITE_ERRORS, Database
-from evoledger.ledger.errors import LedgerError, ObjectEvictedError, ObjectMissingError
+from evoledger.ledger.errors import LedgerError, ObjectEvictedError, ObjectMissingError, ObjectOversizeError
 from evoledger.ledger.objects import ObjectStore
 from evoledger.ledger.reference_scan import digests_in, referenced_digests
 from evoledger.ledger.verify_report import Problem, ProblemList
@@ -74,7 +74,9 @@ def check_objects(
                 )
             continue
         try:
-            objects.get(digest)
+            objects.check(digest)  # streamed: one chunk in memory, capped at the recorded size
+        except ObjectOversizeError as exc:
+            add(Problem("object", "object_oversize", str(exc), digest=digest, seq=references.get(digest)))
         except ObjectMissingError as exc:
             add(Problem("object", "object_missing", str(exc), digest=digest, seq=references.get(digest)))
         except ObjectEvictedError:  # evicted between our listing and the read

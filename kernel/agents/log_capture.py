@@ -6,7 +6,8 @@ ring buffer keeps the last :data:`AGENT_LOG_TAIL_BYTES` bytes; whatever falls be
 lines) and dropped. The log file (``stdout.log`` / ``stderr.log``) holds the output as it arrives while it
 fits the cap, so it can be watched live, and is rewritten at the end as the head, one line saying exactly
 what was dropped, and the tail. That file is what the Host stores as an Object, so neither the Host's memory
-nor the ledger grows with what the Agent prints.
+nor the ledger grows with what the Agent prints. The file is created fresh (``O_EXCL | O_NOFOLLOW``, after
+removing whatever was at its name) and rewritten atomically, so a planted link there is never written through.
 """
 
 from __future__ import annotations
@@ -17,6 +18,8 @@ import select
 import threading
 from pathlib import Path
 from typing import Final
+
+from evoledger.ledger.run_files import open_root, write_file_at
 
 __all__ = ["AGENT_LOG_HEAD_BYTES", "AGENT_LOG_TAIL_BYTES", "CappedLog", "StreamCapture"]
 
@@ -84,7 +87,7 @@ class StreamCapture:
         self._path = path
         self.log = log or CappedLog()
         self._stop = threading.Event()
-        self._live = path.open("wb")
+        self._live = open(path, "wb", opener=_fresh_file)  # noqa: SIM115 (closed in finish())
         self._live_limit = self.log._head_cap + self.log._tail_cap
         self._thread = threading.Thread(target=self._run, name=f"agent-log-{path.name}", daemon=True)
         self._thread.start()
@@ -120,6 +123,15 @@ class StreamCapture:
         self._stop.set()
         self._thread.join()
         self._live.close()
-        tmp = self._path.with_name(self._path.name + ".tmp")
-        tmp.write_bytes(self.log.render())
-        os.replace(tmp, self._path)
+        folder = open_root(self._path.parent)
+        try:
+            write_file_at(folder, self._path.name, self.log.render(), self._path, tmp=self._path.name + ".tmp")
+        finally:
+            os.close(folder)
+
+
+def _fresh_file(path: str, flags: int) -> int:
+    """Create ``path`` anew for writing: whatever was at its name (a planted link, a fifo) is removed, not followed."""
+    with contextlib.suppress(FileNotFoundError, IsADirectoryError, PermissionError):
+        os.unlink(path)
+    return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o644)

@@ -56,6 +56,7 @@ from evoledger.kernel.replay.report import CheckResult, Finding, ReplayReport
 from evoledger.kernel.replay.side_process import start_side_checks
 from evoledger.kernel.replay.signature import check_run_signature, with_signature
 from evoledger.kernel.run.config import PROTOCOL_EPISODE_CAP
+from evoledger.kernel.run.layout import RunLayout
 from evoledger.ledger.errors import LedgerError, LedgerNotFoundError
 from evoledger.ledger.signing_keys import PublicKey
 from evoledger.ledger.verify import VerifyReport, verify, verify_opened
@@ -235,6 +236,8 @@ def replay(
     part of the integrity check; with ``trusted_key`` (a public key or fingerprint) it must be that key's.
     """
     root = Path(run_dir)
+    if rebuild:  # refused before anything is read or written: nothing is created or deleted through a link
+        RunLayout(root).check_safe()
     with _collector_paused():
         try:
             record = open_record(root)

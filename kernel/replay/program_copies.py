@@ -30,6 +30,8 @@ def program_copy_findings(record: RunRecord, program_digests: Iterable[str]) -> 
     root = record.layout.host / "programs"
     where = "host/programs"
     try:
+        if not stat.S_ISDIR(os.lstat(record.layout.host).st_mode):
+            return []  # a link or file at host/: reported as path_unsafe, never followed
         info = os.lstat(root)
     except FileNotFoundError:
         return []

@@ -28,8 +28,9 @@ from evoledger.kernel.replay.record import RunRecord
 from evoledger.kernel.replay.report import CheckResult, Finding
 from evoledger.kernel.run.config import PROTOCOL_EPISODE_CAP
 from evoledger.kernel.run.judging import CandidateResult, rank_candidates
+from evoledger.kernel.run.layout import read_report
 from evoledger.kernel.run.runner import summarize
-from evoledger.ledger.errors import LedgerError
+from evoledger.ledger.errors import LedgerError, UnsafePathError
 from evoledger.projections import retention
 from evoledger.projections.audit import AuditReport
 from evoledger.projections.audit_scores import report_score_findings
@@ -59,6 +60,12 @@ def _first_difference(on_disk: Any, rebuilt: Any, where: str) -> str | None:
                 return found
         return None
     return None if on_disk == rebuilt else where
+
+
+def _relative(record: RunRecord, exc: UnsafePathError) -> str | None:
+    """The run-relative path an :class:`UnsafePathError` names."""
+    root = f"{record.layout.root}/"
+    return exc.path[len(root) :] if exc.path is not None and exc.path.startswith(root) else exc.path
 
 
 def _value_at(value: Any, path: str) -> Any:
@@ -100,6 +107,7 @@ class ProjectionRebuild:
         target = self.record.layout.feedback
         self._mirror_result = None  # compare again after rewriting
         try:
+            self.record.layout.check_safe()  # nothing is written or deleted through a link
             done = sync_mirror(self.mirror, target, self.record.objects)
         except LedgerError as exc:
             return {"target": str(target), "error": f"the mirror cannot be rebuilt: {exc}"}
@@ -123,6 +131,7 @@ class ProjectionRebuild:
         """Compare the three projections with the disk (its time includes parsing and folding the log)."""
         start = time.perf_counter()
         findings = list(self.findings)
+        findings += self._unsafe_entries()
         findings += self._run_state()
         if self._mirror_result is None:
             mirror_files = self._mirror(findings)
@@ -155,10 +164,23 @@ class ProjectionRebuild:
             {"submission_id": r.submission_id, "score": r.score, "policy_failures": r.policy_failures} for r in ranked
         ]
 
+    def _unsafe_entries(self) -> list[Finding]:
+        """A link, fifo or device where the Host writes (``workspace``, ``host``, ...): reported, never followed."""
+        try:
+            self.record.layout.check_safe()
+        except UnsafePathError as exc:
+            return [Finding("path_unsafe", str(exc), path=_relative(self.record, exc))]
+        except OSError as exc:
+            return [Finding("path_unsafe", f"the run directory cannot be checked: {exc}")]
+        return []
+
     def _run_state(self) -> list[Finding]:
-        path = self.record.layout.host / "report.json"
         where = "host/report.json"
-        if not path.is_file():
+        try:
+            raw = read_report(self.record.layout)
+        except (LedgerError, OSError) as exc:
+            return [Finding("report_unreadable", f"{where} cannot be read: {exc}", path=where)]
+        if raw is None:
             return [
                 Finding(
                     "report_absent",
@@ -169,8 +191,8 @@ class ProjectionRebuild:
                 )
             ]
         try:
-            on_disk = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+            on_disk = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             return [Finding("report_unreadable", f"{where} is not readable JSON: {exc}", path=where)]
         rebuilt = summarize(self.record.layout, self.run_state, self._validation()).model_dump(mode="json")
         if not isinstance(on_disk, dict):
@@ -199,6 +221,10 @@ class ProjectionRebuild:
 
     # -- mirror -------------------------------------------------------------------------------------
     def _mirror(self, findings: list[Finding]) -> int:
+        try:
+            self.record.layout.check_safe()
+        except (UnsafePathError, OSError):
+            return 0  # reported by check(): nothing is read through a link
         try:
             differences = diff_mirror(self.mirror, self.record.layout.feedback, self.record.objects)
         except LedgerError as exc:

@@ -134,12 +134,14 @@ def copy_differences(program_digest: str, objects: _ObjectSource, directory: Pat
             differences.append(f"{rel}: {info.st_size} bytes, the snapshot has {entry.size}")
             continue
         try:
-            fd = os.open(directory / rel, os.O_RDONLY | os.O_NOFOLLOW)
+            fd = os.open(directory / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)  # a fifo never blocks
         except OSError as exc:
             differences.append(f"{rel}: cannot be read ({exc.strerror})")
             continue
         try:
-            if _file_digest(fd) != entry.digest:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                differences.append(f"{rel}: is not a regular file or directory")
+            elif _file_digest(fd) != entry.digest:
                 differences.append(f"{rel}: its bytes differ from the snapshot")
         finally:
             os.close(fd)

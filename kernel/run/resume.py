@@ -14,6 +14,11 @@ Nothing the record names is run unless the user says so: a Benchmark named by an
 re-stating it as ``agent``); otherwise :class:`UntrustedRecordError` before anything is started. The recorded
 worker count and Policy memory cap are bounded by this machine, and the Agent's timeout and finish grace
 by sane maxima (7 days, 1 hour).
+
+The run directory may come from someone else: before anything is opened for writing, a ``workspace``,
+``host`` or ``control`` that is a link, and any Host-written file there that is a link, fifo or device,
+refuses the resume (:meth:`RunLayout.check_safe`); so does a ``ledger.sqlite`` whose schema has anything
+beyond the ledger's tables (a planted trigger would run on the first append).
 """
 
 from __future__ import annotations
@@ -148,6 +153,7 @@ def resume(
     vouches for it.
     """
     layout = RunLayout(Path(run_dir).resolve())
+    layout.check_safe()
     with Ledger.open(layout.root, writable=True) as ledger:
         created = _run_created(ledger)
         try:

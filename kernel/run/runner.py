@@ -16,7 +16,7 @@ from evoledger.kernel.registry import BenchmarkRegistry
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.host import RunHost
 from evoledger.kernel.run.judge_run import judge_run
-from evoledger.kernel.run.layout import RunLayout
+from evoledger.kernel.run.layout import RunLayout, write_report
 from evoledger.kernel.run.publication import FeedbackPublisher
 from evoledger.kernel.run.session_loop import drive_session
 from evoledger.kernel.run.setup import RunPlan, create_run, recorded_run_key
@@ -163,10 +163,7 @@ def continue_run(
             host=host, ledger=ledger, layout=layout, config=config, benchmark=benchmark, plan=plan, executor=executor
         )
     result = summarize(layout, host.state, validation)
-    layout.host.mkdir(parents=True, exist_ok=True)
-    (layout.host / "report.json").write_text(
-        json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True) + "\n"
-    )
+    write_report(layout, (json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode())
     return result
 
 
