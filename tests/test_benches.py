@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -32,6 +33,7 @@ def test_bench_script_runs(script: str) -> None:
         text=True,
         timeout=300,
         cwd=ROOT,
+        env={**os.environ, "COLUMNS": "200"},  # rich wraps table cells at 80 columns without a terminal
     )
     assert done.returncode == 0, done.stderr[-3000:]
     assert expected in done.stdout
