@@ -12,6 +12,8 @@ secret key, hence every held-out seed), ``../host/`` and the Host's signing key,
   folder (the session socket) and the task file read-only, at the same paths;
 - the user's evoledger folders (``$EVOLEDGER_HOME``, ``$XDG_CONFIG_HOME/evoledger``, ``~/.config/evoledger``) hidden
   under empty tmpfs and the Host's signing key file (wherever it is) masked by ``/dev/null``;
+- every existing file named by an absolute path on the Agent's command line bound back read-only (a
+  ``command:python3 /tmp/agent.py`` script stays runnable under the private ``/tmp``; not its folder);
 - the adapter's declared ``state_paths`` (a CLI's own configuration and session folder) bound read-write if they
   exist, so a coding-agent CLI can keep its login and history.
 
@@ -151,6 +153,13 @@ class AgentSandbox:
         for file in (_absolute(f) for f in self.hidden_files):
             if file.is_file() and not _inside(file, [root, *hidden]):
                 args += ["--ro-bind", "/dev/null", str(file)]
+        for word in argv:  # the Agent's own script, wherever it lies (the private /tmp would hide it)
+            named = Path(os.path.abspath(word)) if Path(word).is_absolute() else None
+            if named is None or not named.is_relative_to("/tmp") or not named.is_file():
+                continue
+            source = _absolute(named)
+            if not _inside(source, [root, *hidden]) and not _inside(named, [root, *hidden]):
+                args += ["--ro-bind", str(source), str(named)]
         args += ["--tmpfs", str(root), "--bind", str(workspace), str(workspace)]
         for path in (_absolute(p) for p in self.readable):
             if _inside(path, [root]) and not _inside(path, [workspace]) and path.exists():

@@ -187,12 +187,9 @@ class AgentSupervisor:
         self._stopped = False
         self.command: AgentCommand = agent.command(task)
         self.env: dict[str, str] = build_agent_env(agent, self.command, self._parent_env, self._host_env)
+        self._sandbox = sandbox
         self.argv: list[str] = list(self.command.argv)
-        """What is started: the adapter's argv, or ``bwrap ... -- argv`` with a sandbox."""
-        if sandbox is not None:
-            network = bool(getattr(agent, "needs_network", False))
-            state = expand_state_paths(getattr(agent, "state_paths", ()), self.env)
-            self.argv = sandbox.command(self.command.argv, network=network, state_paths=state)
+        """What is started: the adapter's argv, or (from :meth:`start` on) ``bwrap ... -- argv`` with a sandbox."""
 
     @property
     def task(self) -> AgentTask:
@@ -225,6 +222,10 @@ class AgentSupervisor:
             assert task_file is not None  # filled in by __init__
             task_file.parent.mkdir(parents=True, exist_ok=True)
             task_file.write_text(self._task.task_text, encoding="utf-8")
+            if self._sandbox is not None:  # built now: the task file it binds exists from here on
+                network = bool(getattr(self._agent, "needs_network", False))
+                state = expand_state_paths(getattr(self._agent, "state_paths", ()), self.env)
+                self.argv = self._sandbox.command(self.command.argv, network=network, state_paths=state)
             stdin: IO[bytes] | int = subprocess.DEVNULL
             stdin_file: IO[bytes] | None = None
             if self.command.stdin is not None:
