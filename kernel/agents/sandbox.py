@@ -12,8 +12,8 @@ secret key, hence every held-out seed), ``../host/`` and the Host's signing key,
   folder (the session socket) and the task file read-only, at the same paths;
 - the user's evoledger folders (``$EVOLEDGER_HOME``, ``$XDG_CONFIG_HOME/evoledger``, ``~/.config/evoledger``) hidden
   under empty tmpfs and the Host's signing key file (wherever it is) masked by ``/dev/null``;
-- every existing file named by an absolute path on the Agent's command line bound back read-only (a
-  ``command:python3 /tmp/agent.py`` script stays runnable under the private ``/tmp``; not its folder);
+- what the Agent is told to run stays reachable under the private ``/tmp``: files named by absolute paths on its
+  command line (a ``command:python3 /tmp/agent.py`` script, not its folder) and the folders of its ``PATH``, read-only;
 - the adapter's declared ``state_paths`` (a CLI's own configuration and session folder) bound read-write if they
   exist, so a coding-agent CLI can keep its login and history.
 
@@ -103,6 +103,25 @@ def expand_state_paths(entries: Iterable[str], env: Mapping[str, str]) -> list[P
     return paths
 
 
+def _reachable_under_tmp(argv: Sequence[str], search_path: str, hidden: list[Path]) -> list[str]:
+    """Read-only binds that keep what the Agent is told to run reachable under the private ``/tmp``: files named by
+    absolute paths on its command line and the folders of its ``PATH`` (never ``/tmp`` itself, nothing hidden)."""
+    tmp = Path("/tmp")
+    wanted = [Path(os.path.abspath(word)) for word in argv if Path(word).is_absolute()]
+    wanted = [path for path in wanted if path.is_file()]
+    wanted += [Path(os.path.abspath(entry)) for entry in search_path.split(os.pathsep) if Path(entry).is_absolute()]
+    binds: list[str] = []
+    seen: set[Path] = set()
+    for named in wanted:
+        if named in seen or named == tmp or not named.is_relative_to(tmp) or not named.exists():
+            continue
+        seen.add(named)
+        source = _absolute(named)
+        if not _inside(source, hidden) and not _inside(named, hidden):
+            binds += ["--ro-bind", str(source), str(named)]
+    return binds
+
+
 def _absolute(path: Path) -> Path:
     return Path(os.path.realpath(path))
 
@@ -127,8 +146,11 @@ class AgentSandbox:
     hidden_files: tuple[Path, ...] = ()
     bwrap: str | None = None
 
-    def command(self, argv: Sequence[str], *, network: bool, state_paths: Sequence[Path] = ()) -> list[str]:
-        """``bwrap <options> -- argv``: ``network`` keeps the Host's network; ``state_paths`` stay writable."""
+    def command(
+        self, argv: Sequence[str], *, network: bool, state_paths: Sequence[Path] = (), search_path: str = ""
+    ) -> list[str]:
+        """``bwrap <options> -- argv``: ``network`` keeps the Host's network; ``state_paths`` stay writable;
+        ``search_path`` is the Agent's ``PATH`` (its folders under ``/tmp`` stay readable)."""
         binary = self.bwrap
         if binary is None:
             binary, why = probe_bwrap()
@@ -153,13 +175,7 @@ class AgentSandbox:
         for file in (_absolute(f) for f in self.hidden_files):
             if file.is_file() and not _inside(file, [root, *hidden]):
                 args += ["--ro-bind", "/dev/null", str(file)]
-        for word in argv:  # the Agent's own script, wherever it lies (the private /tmp would hide it)
-            named = Path(os.path.abspath(word)) if Path(word).is_absolute() else None
-            if named is None or not named.is_relative_to("/tmp") or not named.is_file():
-                continue
-            source = _absolute(named)
-            if not _inside(source, [root, *hidden]) and not _inside(named, [root, *hidden]):
-                args += ["--ro-bind", str(source), str(named)]
+        args += _reachable_under_tmp(argv, search_path, [root, *hidden])
         args += ["--tmpfs", str(root), "--bind", str(workspace), str(workspace)]
         for path in (_absolute(p) for p in self.readable):
             if _inside(path, [root]) and not _inside(path, [workspace]) and path.exists():

@@ -225,7 +225,9 @@ class AgentSupervisor:
             if self._sandbox is not None:  # built now: the task file it binds exists from here on
                 network = bool(getattr(self._agent, "needs_network", False))
                 state = expand_state_paths(getattr(self._agent, "state_paths", ()), self.env)
-                self.argv = self._sandbox.command(self.command.argv, network=network, state_paths=state)
+                self.argv = self._sandbox.command(
+                    self.command.argv, network=network, state_paths=state, search_path=self.env.get("PATH", "")
+                )
             stdin: IO[bytes] | int = subprocess.DEVNULL
             stdin_file: IO[bytes] | None = None
             if self.command.stdin is not None:
