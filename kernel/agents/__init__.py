@@ -2,9 +2,9 @@
 
 An Agent is a separate process. :mod:`~evoledger.kernel.agents.adapters` say how to launch each CLI
 non-interactively, :class:`AgentSupervisor` runs it (minimal environment, own process group, capped output,
-watchdog deadline, stop of every process carrying its marker), :func:`render_task_text` writes what it is
-told, :func:`make_agent` finds adapters by name, and :func:`stop_stale_agent_group` ends an Agent a dead Host
-left running (only if it is still that Agent).
+watchdog deadline, stop of every process carrying its marker), :class:`AgentSandbox` confines it with bubblewrap
+(``--agent-isolation bwrap``), :func:`render_task_text` writes what it is told, :func:`make_agent` finds adapters
+by name, and :func:`stop_stale_agent_group` ends an Agent a dead Host left running (only if it is still that Agent).
 """
 
 from evoledger.kernel.agents.adapters import (
@@ -23,6 +23,7 @@ from evoledger.kernel.agents.base import AgentCommand, AgentTask, CodingAgent
 from evoledger.kernel.agents.log_capture import AGENT_LOG_HEAD_BYTES, AGENT_LOG_TAIL_BYTES, CappedLog
 from evoledger.kernel.agents.marked import end_marked_processes, marked_processes
 from evoledger.kernel.agents.registry import AGENTS, agent_names, make_agent
+from evoledger.kernel.agents.sandbox import AGENT_ISOLATIONS, AgentIsolation, AgentSandbox, resolve_agent_isolation
 from evoledger.kernel.agents.stale import StaleAgentOutcome, stop_stale_agent_group
 from evoledger.kernel.agents.supervisor import (
     BASE_ENV_VARS,
@@ -35,6 +36,7 @@ from evoledger.kernel.agents.task_text import FINISH_POLICIES, FinishBudgetPolic
 
 __all__ = [
     "AGENTS",
+    "AGENT_ISOLATIONS",
     "AGENT_LOG_HEAD_BYTES",
     "AGENT_LOG_TAIL_BYTES",
     "AGENT_SEED_ENV",
@@ -46,6 +48,8 @@ __all__ = [
     "TASK_FILE_ENV",
     "AgentCommand",
     "AgentExit",
+    "AgentIsolation",
+    "AgentSandbox",
     "AgentSupervisor",
     "AgentTask",
     "BuiltinAgent",
@@ -65,5 +69,6 @@ __all__ = [
     "make_agent",
     "marked_processes",
     "render_task_text",
+    "resolve_agent_isolation",
     "stop_stale_agent_group",
 ]

@@ -6,6 +6,10 @@ The supervisor does the launching. Flags were looked up in each tool's public do
 every CLI adapter accepts ``executable`` (a path or name for the binary) and passes ``task.extra_args`` through, so a
 flag that a newer CLI version renamed can be fixed from the Run configuration without a code change.
 
+Each adapter also says what its Agent needs under ``--agent-isolation bwrap`` (``kernel.agents.sandbox``):
+``needs_network`` (a coding-agent CLI must reach its API; built-in and ``command:`` Agents get no network) and
+``state_paths``, its own configuration and session folders (``~/...`` or ``$VARIABLE``), kept writable when they exist.
+
 The task text always begins with a Markdown heading, never with ``-``, so it is safe as a trailing positional
 argument.
 """
@@ -70,6 +74,8 @@ class CodexAgent:
     env_allowlist: frozenset[str] = field(
         default=frozenset({"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_HOME", "OPENAI_BASE_URL"}) | NETWORK_ENV_VARS
     )
+    needs_network: bool = True
+    state_paths: tuple[str, ...] = ("$CODEX_HOME", "~/.codex")
 
     def command(self, task: AgentTask) -> AgentCommand:
         argv = (
@@ -110,6 +116,8 @@ class ClaudeCodeAgent:
         )
         | NETWORK_ENV_VARS
     )
+    needs_network: bool = True
+    state_paths: tuple[str, ...] = ("$CLAUDE_CONFIG_DIR", "~/.claude", "~/.claude.json")
 
     def command(self, task: AgentTask) -> AgentCommand:
         argv = (
@@ -145,6 +153,8 @@ class KimiCodeAgent:
     env_allowlist: frozenset[str] = field(
         default=frozenset({"KIMI_API_KEY", "KIMI_BASE_URL", "KIMI_MODEL_NAME", "MOONSHOT_API_KEY"}) | NETWORK_ENV_VARS
     )
+    needs_network: bool = True
+    state_paths: tuple[str, ...] = ("$KIMI_SHARE_DIR", "~/.kimi", "$KIMI_CODE_HOME", "~/.kimi-code")
 
     def command(self, task: AgentTask) -> AgentCommand:
         argv = (self.executable, "--print", *_model_args("--model", task), *task.extra_args)
@@ -165,6 +175,8 @@ class QoderAgent:
     executable: str = "qodercli"
     name: str = "qoder"
     env_allowlist: frozenset[str] = field(default=frozenset({"QODER_PERSONAL_ACCESS_TOKEN"}) | NETWORK_ENV_VARS)
+    needs_network: bool = True
+    state_paths: tuple[str, ...] = ("$QODER_CONFIG_DIR", "~/.qoder")
 
     def command(self, task: AgentTask) -> AgentCommand:
         argv = (
@@ -189,6 +201,8 @@ class CommandAgent:
     argv: tuple[str, ...]
     env_allowlist: frozenset[str] = frozenset()
     name: str = "command"
+    needs_network: bool = False
+    state_paths: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.argv, str):
@@ -240,6 +254,8 @@ class BuiltinAgent:
     seed: int = 0
     python: str = field(default=sys.executable)
     env_allowlist: frozenset[str] = frozenset()
+    needs_network: bool = False
+    state_paths: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if isinstance(self.seed, bool) or not isinstance(self.seed, int) or self.seed < 0:

@@ -14,6 +14,11 @@ The environment is built from scratch: a handful of basic variables (:data:`BASE
 ``env_allowlist`` taken from the parent environment, the adapter's own extra variables and the ``EVOLEDGER_*``
 variables the Host passes. Nothing else of the parent environment reaches the Agent.
 
+With a ``sandbox`` (:class:`~evoledger.kernel.agents.sandbox.AgentSandbox`) the Agent runs as ``bwrap ... -- argv``:
+bwrap leads the process group, and the Agent's whole tree lives in bwrap's pid namespace, so ending the group ends
+every process the Agent started, ``setsid`` children included. The adapter's ``needs_network`` and ``state_paths``
+(read with defaults ``False`` and ``()``) decide whether the sandbox keeps the network and which folders stay writable.
+
 ``wait()`` and ``stop()`` may be called from different threads (a Host thread waits while the coordinator
 stops the Agent after ``finish``); both return the same :class:`AgentExit`.
 """
@@ -35,6 +40,7 @@ from typing import IO, Final
 from evoledger.kernel.agents.base import AgentCommand, AgentTask, CodingAgent
 from evoledger.kernel.agents.log_capture import StreamCapture
 from evoledger.kernel.agents.marked import end_marked_processes
+from evoledger.kernel.agents.sandbox import AgentSandbox, expand_state_paths
 from evoledger.ledger.errors import ConfigError, InfraError
 
 __all__ = ["BASE_ENV_VARS", "HOST_ENV_PREFIX", "AgentExit", "AgentSupervisor", "build_agent_env"]
@@ -152,6 +158,7 @@ class AgentSupervisor:
         kill_grace: float = 5.0,
         reap_orphans: bool = True,
         marker: str | None = None,
+        sandbox: AgentSandbox | None = None,
     ) -> None:
         if kill_grace < 0:
             raise ConfigError(f"kill_grace must be >= 0 seconds, got {kill_grace!r}")
@@ -180,6 +187,9 @@ class AgentSupervisor:
         self._stopped = False
         self.command: AgentCommand = agent.command(task)
         self.env: dict[str, str] = build_agent_env(agent, self.command, self._parent_env, self._host_env)
+        self._sandbox = sandbox
+        self.argv: list[str] = list(self.command.argv)
+        """What is started: the adapter's argv, or (from :meth:`start` on) ``bwrap ... -- argv`` with a sandbox."""
 
     @property
     def task(self) -> AgentTask:
@@ -212,6 +222,12 @@ class AgentSupervisor:
             assert task_file is not None  # filled in by __init__
             task_file.parent.mkdir(parents=True, exist_ok=True)
             task_file.write_text(self._task.task_text, encoding="utf-8")
+            if self._sandbox is not None:  # built now: the task file it binds exists from here on
+                network = bool(getattr(self._agent, "needs_network", False))
+                state = expand_state_paths(getattr(self._agent, "state_paths", ()), self.env)
+                self.argv = self._sandbox.command(
+                    self.command.argv, network=network, state_paths=state, search_path=self.env.get("PATH", "")
+                )
             stdin: IO[bytes] | int = subprocess.DEVNULL
             stdin_file: IO[bytes] | None = None
             if self.command.stdin is not None:
@@ -222,7 +238,7 @@ class AgentSupervisor:
             err_read, err_write = os.pipe()
             try:
                 self._proc = subprocess.Popen(
-                    list(self.command.argv),
+                    self.argv,
                     cwd=workspace,
                     env=self.env,
                     stdin=stdin,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from evoledger.kernel.agents.sandbox import resolve_agent_isolation
+from evoledger.kernel.cli.agent_isolation import agent_isolation_option
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import echo_json, isolation_choice
 from evoledger.kernel.cli.recorded_isolation import NO_ISOLATION_HELP, RECORDED_ISOLATION_HELP, recorded_code_isolation
@@ -24,6 +26,7 @@ __all__ = ["resume_command"]
     help=RECORDED_ISOLATION_HELP,
 )
 @click.option("--no-isolation", is_flag=True, help=NO_ISOLATION_HELP)
+@agent_isolation_option
 @signing_key_option
 @click.option(
     "--trust-recorded-benchmark",
@@ -41,6 +44,7 @@ def resume_command(
     run_dir: Path,
     isolation: str | None,
     no_isolation: bool,
+    agent_isolation: str,
     signing_key: Path | None,
     trust_recorded_benchmark: bool,
     trust_recorded_agent: bool,
@@ -65,11 +69,14 @@ def resume_command(
       evoledger resume runs/scripted-0 --trust-recorded-agent
     """
     chosen = recorded_code_isolation(isolation, no_isolation, command="resume")  # never the recorded choice
+    agent_chosen = resolve_agent_isolation(agent_isolation)  # never the recorded choice either
     if not as_json:
         Console(stderr=True).print(f"isolation: {chosen.describe()}", highlight=False)
+        Console(stderr=True).print(f"agent isolation: {agent_chosen.describe()}", highlight=False)
     result = resume(
         run_dir,
         isolation=chosen.isolation,
+        agent_isolation=agent_chosen.isolation,
         signing_key=resolve_signing_key(signing_key),
         trust_benchmark=trust_recorded_benchmark,
         trust_agent=trust_recorded_agent,

@@ -6,6 +6,8 @@ from pathlib import Path
 from typing import Any
 
 import click
+from evoledger.kernel.agents.sandbox import resolve_agent_isolation
+from evoledger.kernel.cli.agent_isolation import agent_isolation_option
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice, parse_config_pairs
 from evoledger.kernel.cli.terminal_text import cell, markup
@@ -109,6 +111,7 @@ def seed_line(seed: int | None) -> str:
 @click.option("--finish-grace", default=5.0, show_default=True, type=click.FloatRange(min=0))
 @click.option("--workers", "-w", default=1, show_default=True, type=click.IntRange(1, 256))
 @click.option("--isolation", type=isolation_choice(), default="auto", show_default=True, help=ISOLATION_HELP)
+@agent_isolation_option
 @click.option("--fallback", type=click.Choice(["none", "best_public"]), default="none", show_default=True)
 @signing_key_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -125,6 +128,7 @@ def run_command(**options: Any) -> None:
     """
     name = options["benchmark"]
     isolation = resolve_isolation(options["isolation"])  # ConfigError (with the install hint) for unusable bwrap
+    agent_isolation = resolve_agent_isolation(options["agent_isolation"])  # likewise for --agent-isolation bwrap
     config = RunConfig(
         benchmark=BenchmarkRef(name=name, config=parse_config_pairs(options["settings"])),
         episode_budget=options["episode_budget"],
@@ -143,6 +147,7 @@ def run_command(**options: Any) -> None:
         finish_grace_seconds=options["finish_grace"],
         workers=options["workers"],
         isolation=isolation.isolation,
+        agent_isolation=agent_isolation.isolation,
         fallback=options["fallback"],
         agent=AgentConfig(name=options["agent"], model=options["agent_model"], args=tuple(options["agent_args"])),
     )
@@ -154,6 +159,7 @@ def run_command(**options: Any) -> None:
     if not as_json:  # JSON output stays one document; run-created records the isolation used
         console.print(f"Run {record_to}: seed {seed_line(options['seed'])}")
         console.print(f"isolation: {isolation.describe()}", highlight=False)
+        console.print(f"agent isolation: {agent_isolation.describe()}", highlight=False)
     with Progress(
         TextColumn("[bold]budget"),
         BarColumn(),

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Literal, Self
 
+from evoledger.kernel.agents.sandbox import AgentIsolation
 from evoledger.kernel.execution import Isolation, PolicyLimits
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.ledger.errors import ConfigError
@@ -97,6 +98,9 @@ class RunConfig(BaseModel):
     workers: int = Field(default=1, ge=1, le=256)
     isolation: Isolation = "auto"
     """How Policies are isolated; :func:`~evoledger.kernel.run.run` records the resolved ``local`` or ``bwrap``."""
+    agent_isolation: AgentIsolation = "auto"
+    """How the Agent is isolated (``kernel.agents.sandbox``): ``bwrap`` sandboxes it to its workspace and the session
+    socket; :func:`~evoledger.kernel.run.run` records the resolved ``local`` or ``bwrap``."""
     fallback: Literal["none", "best_public"] = "none"
     infra_refunds: InfraRefundConfig = Field(default_factory=InfraRefundConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)

@@ -29,6 +29,7 @@ from typing import Final
 
 from evoledger.kernel.agents.adapters import COMMAND_PREFIX
 from evoledger.kernel.agents.marked import end_marked_processes
+from evoledger.kernel.agents.sandbox import AgentIsolation, resolve_agent_isolation
 from evoledger.kernel.agents.stale import stop_stale_agent_group
 from evoledger.kernel.execution import Isolation, bounded_limits, bounded_workers
 from evoledger.kernel.registry import BenchmarkRegistry, UntrustedRecordError, default_registry, is_import_string
@@ -139,6 +140,7 @@ def resume(
     registry: BenchmarkRegistry | None = None,
     on_update: Callable[[RunState], None] | None = None,
     isolation: Isolation | None = None,
+    agent_isolation: AgentIsolation = "auto",
     signing_key: SigningKey | None = None,
     trust_benchmark: bool = False,
     trust_agent: bool = False,
@@ -146,8 +148,9 @@ def resume(
 ) -> RunResult:
     """Continue the Run in ``run_dir`` to its end. A Run that already ended is returned as it is.
 
-    Policies run under the recorded isolation unless ``isolation`` overrides it. A signed Run is signed again
-    with ``signing_key``, which must be the key its ``run-created`` names. ``trust_benchmark`` / ``trust_agent``:
+    Policies run under the recorded isolation unless ``isolation`` overrides it. The restarted Agent runs under
+    ``agent_isolation`` (``auto``: bwrap where it works), never under the record's own choice. A signed Run is signed
+    again with ``signing_key``, which must be the key its ``run-created`` names. ``trust_benchmark`` / ``trust_agent``:
     the user trusts the record's author, so a Benchmark named by an import string may be imported and a recorded
     ``command:`` (or import-string) Agent run; ``agent``, when given, must equal the recorded Agent name and
     vouches for it.
@@ -165,6 +168,8 @@ def resume(
         state = fold(r.event for r in ledger.events())
         if state.ended_reason is None:  # refused before anything is written, the signature included
             _check_trust(config, layout.root, trust_benchmark, trust_agent, agent)
+            agent_choice = resolve_agent_isolation(agent_isolation).isolation  # never the record's own value
+            config = config.model_copy(update={"agent_isolation": agent_choice})
         _sign(ledger, created, signing_key, ended=state.ended_reason is not None)
         if state.ended_reason is not None:
             return summarize(layout, state, [])
@@ -184,5 +189,11 @@ def resume(
             )
         layout.create_dirs()
         return continue_run(
-            ledger=ledger, layout=layout, config=config, benchmark=benchmark, plan=plan, on_update=on_update
+            ledger=ledger,
+            layout=layout,
+            config=config,
+            benchmark=benchmark,
+            plan=plan,
+            on_update=on_update,
+            signing_key=signing_key,
         )

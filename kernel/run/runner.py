@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any, Literal
 
 from evoledger.kernel.agents import AgentSupervisor, AgentTask, make_agent
+from evoledger.kernel.agents.sandbox import AgentSandbox, evoledger_key_folders, resolve_agent_isolation
 from evoledger.kernel.authoring import Benchmark
 from evoledger.kernel.authoring.keyed_seeds import keyed_seed
 from evoledger.kernel.execution import LocalExecutor, resolve_isolation
@@ -91,10 +92,13 @@ def continue_run(
     plan: RunPlan,
     on_update: Callable[[RunState], None] | None = None,
     random_bytes: Callable[[int], bytes] = secrets.token_bytes,
+    signing_key: SigningKey | None = None,
 ) -> RunResult:
     """Drive a created (or resumed) Run to its end: Agent session, judging, ``run-ended``.
 
-    ``random_bytes`` draws the Agent's own seed when the Run has no user-given seed.
+    ``random_bytes`` draws the Agent's own seed when the Run has no user-given seed. The Agent runs under
+    ``config.agent_isolation`` (``auto`` is resolved here if the caller has not); a sandboxed Agent never sees
+    ``signing_key``'s file nor the user's evoledger folders.
     """
     recorded = [r.event for r in ledger.events()]  # parsed once, folded by every projection
     state = fold(recorded)
@@ -133,6 +137,7 @@ def continue_run(
                 task,
                 log_dir=layout.host / f"agent-{attempt}",
                 marker=f"{WORKSPACE_ENV}={layout.workspace}",  # finds its setsid() children too
+                sandbox=_agent_sandbox(config, layout, signing_key),
                 host_env={
                     SOCKET_ENV: str(layout.socket),
                     WORKSPACE_ENV: str(layout.workspace),
@@ -165,6 +170,20 @@ def continue_run(
     result = summarize(layout, host.state, validation)
     write_report(layout, (json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode())
     return result
+
+
+def _agent_sandbox(config: RunConfig, layout: RunLayout, signing_key: SigningKey | None) -> AgentSandbox | None:
+    """The Agent's bubblewrap sandbox, or ``None`` when it runs as a plain process (``agent_isolation`` local)."""
+    if resolve_agent_isolation(config.agent_isolation).isolation != "bwrap":
+        return None
+    key_file = None if signing_key is None else signing_key.path
+    return AgentSandbox(
+        run_root=layout.root,
+        workspace=layout.workspace,
+        readable=(layout.control, layout.task_file),
+        hidden_folders=tuple(evoledger_key_folders()),
+        hidden_files=() if key_file is None else (key_file,),
+    )
 
 
 def _agent_seed(
@@ -200,7 +219,12 @@ def run(
     config = config or RunConfig()
     make_agent(config.agent.name)  # an unknown Agent is refused before anything is created
     # ``auto`` is resolved before run-created records the config: the record says which isolation was used.
-    config = config.model_copy(update={"isolation": resolve_isolation(config.isolation).isolation})
+    config = config.model_copy(
+        update={
+            "isolation": resolve_isolation(config.isolation).isolation,
+            "agent_isolation": resolve_agent_isolation(config.agent_isolation).isolation,
+        }
+    )
     ledger, layout, benchmark, plan, _snapshot = create_run(
         record_to,
         config,
@@ -218,4 +242,5 @@ def run(
             plan=plan,
             on_update=on_update,
             random_bytes=random_bytes,
+            signing_key=signing_key,
         )

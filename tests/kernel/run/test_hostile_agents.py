@@ -142,6 +142,7 @@ def _run_agent(root: Path, body: str, *, program: str = RANDOM_POLICY, **config:
         "assessment": AssessmentConfig(episodes=0),
         "finish_grace_seconds": 0.5,
         "agent": AgentConfig(name=f"command:{sys.executable} {script}"),
+        "agent_isolation": "local",  # the supervisor alone; the sandbox: tests/kernel/agents/test_agent_sandbox.py
         **config,
     }
     result = run(RunConfig(**settings), record_to=root / "r", initial_program=initial)

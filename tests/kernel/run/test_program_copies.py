@@ -114,6 +114,7 @@ def _run(root: Path, program: str, agent: str) -> Path:
         "finish_grace_seconds": 0.5,
         # the local backend: under bwrap the copy a Policy runs from is read-only (test_isolation.py)
         "isolation": "local",
+        "agent_isolation": "local",  # an unsandboxed Agent can reach host/programs/ (the sandbox hides it)
         "agent": AgentConfig(name=f"command:{sys.executable} {script}"),
     }
     result = run(RunConfig(**config), record_to=root / "r", initial_program=initial)
