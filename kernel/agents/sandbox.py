@@ -36,7 +36,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, Literal, get_args
 
-from evoledger.kernel.execution.isolation import IsolationChoice, probe_bwrap
+from evoledger.kernel.execution.isolation import IsolationChoice, probe_bwrap, resolve_isolation
 from evoledger.ledger.errors import ConfigError
 
 __all__ = [
@@ -60,18 +60,7 @@ _TMPFS_BYTES: Final = 1024 * 1024 * 1024
 
 def resolve_agent_isolation(requested: str) -> IsolationChoice:
     """Turn ``local`` / ``bwrap`` / ``auto`` into the Agent's isolation; ConfigError if ``bwrap`` cannot work."""
-    if requested not in AGENT_ISOLATIONS:
-        raise ConfigError(f"agent isolation must be one of {', '.join(AGENT_ISOLATIONS)}, got {requested!r}")
-    if requested == "local":
-        return IsolationChoice("local")
-    path, why = probe_bwrap()
-    if path is not None:
-        return IsolationChoice("bwrap")
-    if requested == "bwrap":
-        raise ConfigError(
-            f"--agent-isolation bwrap was requested but cannot be used: {why}; {AGENT_ISOLATION_INSTALL_HINT}"
-        )
-    return IsolationChoice("local", f"auto: bwrap unavailable: {why}")
+    return resolve_isolation(requested, option="--agent-isolation", hint=AGENT_ISOLATION_INSTALL_HINT)
 
 
 def evoledger_key_folders(environ: dict[str, str] | None = None) -> list[Path]:
@@ -103,13 +92,21 @@ def expand_state_paths(entries: Iterable[str], env: Mapping[str, str]) -> list[P
     return paths
 
 
+_PACKAGE_ROOT: Final = Path(__file__).resolve().parents[2]
+"""The folder that is the ``evoledger`` package (the Agent's ``evoledger-session`` imports it)."""
+
+
 def _reachable_under_tmp(argv: Sequence[str], search_path: str, hidden: list[Path]) -> list[str]:
     """Read-only binds that keep what the Agent is told to run reachable under the private ``/tmp``: files named by
-    absolute paths on its command line and the folders of its ``PATH`` (never ``/tmp`` itself, nothing hidden)."""
+    absolute paths on its command line, the folders of its ``PATH``, and what ``evoledger-session`` imports (the
+    ``evoledger`` package and the Host's ``PYTHONPATH`` folders: a clone under ``/tmp`` must still import), never
+    ``/tmp`` itself, nothing hidden."""
     tmp = Path("/tmp")
     wanted = [Path(os.path.abspath(word)) for word in argv if Path(word).is_absolute()]
     wanted = [path for path in wanted if path.is_file()]
     wanted += [Path(os.path.abspath(entry)) for entry in search_path.split(os.pathsep) if Path(entry).is_absolute()]
+    python_path = os.environ.get("PYTHONPATH", "")
+    wanted += [_PACKAGE_ROOT, *(Path(e) for e in python_path.split(os.pathsep) if Path(e).is_absolute())]
     binds: list[str] = []
     seen: set[Path] = set()
     for named in wanted:

@@ -170,17 +170,20 @@ def probe_bwrap() -> tuple[str | None, str | None]:
     return found, None
 
 
-def resolve_isolation(requested: str) -> IsolationChoice:
-    """Turn ``local`` / ``bwrap`` / ``auto`` into the backend to use; ConfigError if ``bwrap`` cannot work."""
+def resolve_isolation(requested: str, *, option: str = "--isolation", hint: str = INSTALL_HINT) -> IsolationChoice:
+    """Turn ``local`` / ``bwrap`` / ``auto`` into the backend to use; ConfigError if ``bwrap`` cannot work.
+
+    ``option`` and ``hint`` name the setting in messages (the Agent's sandbox resolves through here too).
+    """
     if requested not in ISOLATIONS:
-        raise ConfigError(f"isolation must be one of {', '.join(ISOLATIONS)}, got {requested!r}")
+        raise ConfigError(f"{option} must be one of {', '.join(ISOLATIONS)}, got {requested!r}")
     if requested == "local":
         return IsolationChoice("local")
     path, why = probe_bwrap()
     if path is not None:
         return IsolationChoice("bwrap")
     if requested == "bwrap":
-        raise ConfigError(f"--isolation bwrap was requested but cannot be used: {why}; {INSTALL_HINT}")
+        raise ConfigError(f"{option} bwrap was requested but cannot be used: {why}; {hint}")
     return IsolationChoice("local", f"auto: bwrap unavailable: {why}")
 
 
