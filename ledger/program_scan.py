@@ -20,6 +20,7 @@ from typing import Final, NamedTuple
 
 from evoledger.ledger.errors import ConfigError, SnapshotError
 from evoledger.ledger.events.base import check_program_path
+from evoledger.ledger.run_files import DIR_OPEN_FLAGS, describe_mode
 
 __all__ = [
     "MAX_PROGRAM_DEPTH",
@@ -38,7 +39,6 @@ _SKIPPED_DIRS: Final = frozenset({"__pycache__", ".git"})
 _SKIPPED_FILES: Final = frozenset({".DS_Store"})
 _SKIPPED_SUFFIXES: Final = (".pyc",)
 _OPEN_FLAGS: Final = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0)
-_DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 MAX_PROGRAM_DEPTH: Final = 64
 """Folders a Program may nest (deeper Programs are refused)."""
 
@@ -83,17 +83,12 @@ def _skipped(name: str, is_dir: bool) -> bool:
     return name in _SKIPPED_FILES or name.endswith(_SKIPPED_SUFFIXES)
 
 
-def _special_kind(mode: int) -> str:
-    kinds = {stat.S_IFIFO: "named pipe (fifo)", stat.S_IFSOCK: "socket", stat.S_IFCHR: "device file"}
-    return kinds.get(stat.S_IFMT(mode), "device file" if stat.S_ISBLK(mode) else "special file")
-
-
 def open_dir(base_fd: int, parts: list[str]) -> int:
     """A descriptor of folder ``parts`` below ``base_fd``, each step opened without following links."""
     fd = os.dup(base_fd)
     for part in parts:
         try:
-            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            child = os.open(part, DIR_OPEN_FLAGS, dir_fd=fd)
         finally:
             os.close(fd)
         fd = child
@@ -111,7 +106,7 @@ def _is_link(base_fd: int, parts: list[str]) -> bool:
                 return False
             if not stat.S_ISDIR(mode):
                 return stat.S_ISLNK(mode)
-            child = os.open(part, _DIR_FLAGS, dir_fd=fd)
+            child = os.open(part, DIR_OPEN_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = child
         return False
@@ -173,7 +168,7 @@ def scan(root_fd: int, root: Path, limits: SnapshotLimits) -> dict[str, FileStat
                 continue
             if not stat.S_ISREG(st.st_mode):
                 raise SnapshotError(
-                    f"{rel!r} in {root} is a {_special_kind(st.st_mode)}, not a regular file; "
+                    f"{rel!r} in {root} is {describe_mode(st.st_mode)}, not a regular file; "
                     "remove it from the Program directory"
                 )
             if len(found) >= limits.max_files:
@@ -280,7 +275,7 @@ def open_program(directory: Path, within: Path | None, entry_point: str) -> int:
             raise SnapshotError(f"{directory} is outside {within}; submit a Program folder inside it") from None
         start = within
     try:
-        base = os.open(start, _DIR_FLAGS)
+        base = os.open(start, DIR_OPEN_FLAGS)
     except OSError as exc:
         if exc.errno == errno.ELOOP or os.path.islink(start):
             raise SnapshotError(f"{start} is a symbolic link; pass the real Program directory") from None

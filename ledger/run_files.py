@@ -55,11 +55,11 @@ def describe_mode(mode: int) -> str:
     if stat.S_ISLNK(mode):
         return "a symbolic link"
     if stat.S_ISFIFO(mode):
-        return "a fifo"
+        return "a named pipe (fifo)"
     if stat.S_ISSOCK(mode):
         return "a socket"
     if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
+        return "a device file"
     if stat.S_ISDIR(mode):
         return "a folder"
     return "a regular file" if stat.S_ISREG(mode) else "a special file"

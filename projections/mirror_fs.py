@@ -17,7 +17,8 @@ from pathlib import Path
 from typing import Final
 
 from evoledger.ledger.errors import InputError
-from evoledger.projections.mirror_walk import DIR_FLAGS, Entry, Report, open_child_dir, remove_entry
+from evoledger.ledger.run_files import DIR_OPEN_FLAGS
+from evoledger.projections.mirror_walk import Entry, Report, open_child_dir, remove_entry
 
 __all__ = [
     "empty_root",
@@ -53,7 +54,7 @@ def open_folder(root_fd: int, parts: list[str], *, create: bool) -> int | None:
                     return None
                 remove_entry(fd, part, root_fd)  # a file, link or unreadable folder in the way: never followed
                 os.mkdir(part, 0o755, dir_fd=fd)
-                child = os.open(part, DIR_FLAGS, dir_fd=fd)
+                child = os.open(part, DIR_OPEN_FLAGS, dir_fd=fd)
             os.close(fd)
             fd = child
             if create:
@@ -143,7 +144,7 @@ def open_root(target: Path, *, create: bool) -> int | None:
                 return None
             target.mkdir(parents=True, exist_ok=True)
         try:
-            fd = os.open(target, DIR_FLAGS)
+            fd = os.open(target, DIR_OPEN_FLAGS)
         except (FileNotFoundError, NotADirectoryError, OSError) as exc:
             if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):
                 raise

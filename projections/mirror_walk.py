@@ -30,8 +30,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Final
 
+from evoledger.ledger.run_files import DIR_OPEN_FLAGS, describe_mode
+
 __all__ = [
-    "DIR_FLAGS",
     "MAX_DEPTH",
     "MAX_ENTRIES",
     "Entry",
@@ -51,7 +52,6 @@ MAX_DEPTH: Final = 32
 MAX_ENTRIES: Final = 100_000
 """Names listed by one walk beyond the mirror's own files and folders; past that a folder is reported whole."""
 
-DIR_FLAGS: Final = os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 _BATCH: Final = 4096
 _TRASH_PREFIX: Final = ".evoledger-trash-"
 _trash_counter = itertools.count()
@@ -103,21 +103,13 @@ def shown_name(name: str) -> str:
 
 
 def _kind(mode: int) -> str:
-    if stat.S_ISLNK(mode):
-        return "a symbolic link (never followed)"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device file"
-    return "a special file"
+    return describe_mode(mode) + (" (never followed)" if stat.S_ISLNK(mode) else "")
 
 
 def open_child_dir(parent_fd: int, name: str) -> int | None:
     """A descriptor of folder ``name`` in ``parent_fd`` (``None`` if absent, not a real folder, or unreadable)."""
     try:
-        return os.open(name, DIR_FLAGS, dir_fd=parent_fd)
+        return os.open(name, DIR_OPEN_FLAGS, dir_fd=parent_fd)
     except OSError:
         return None
 

@@ -17,10 +17,11 @@ from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.layout import RunLayout
 from evoledger.ledger.errors import InputError
 from evoledger.ledger.events import EventBase
+from evoledger.ledger.run_files import DIR_OPEN_FLAGS
 from evoledger.ledger.store import Ledger
 from evoledger.projections import mirror, retention
 from evoledger.projections.mirror_files import sync_mirror
-from evoledger.projections.mirror_walk import DIR_FLAGS, MAX_ENTRIES, WalkLimits, walk
+from evoledger.projections.mirror_walk import MAX_ENTRIES, WalkLimits, walk
 from evoledger.projections.run_state import RunState
 
 __all__ = ["FeedbackPublisher"]
@@ -29,7 +30,7 @@ __all__ = ["FeedbackPublisher"]
 def _count_files(root: Path, expected: int) -> int | None:
     """The non-folder entries under ``root``, or ``None`` when the bounded walk meets garbage or cannot open it."""
     try:
-        fd = os.open(root, DIR_FLAGS)
+        fd = os.open(root, DIR_OPEN_FLAGS)
     except OSError:
         return None
     try:
