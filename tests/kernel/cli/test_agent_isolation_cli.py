@@ -4,10 +4,7 @@
 from __future__ import annotations
 
 import json
-import shutil
 import sqlite3
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,23 +14,6 @@ from evoledger.kernel.execution.isolation import probe_bwrap
 
 SMALL = ["--validation-episodes", "0", "--assessment-episodes", "2", "--episode-budget", "4"]
 _BWRAP, _WHY_NOT = probe_bwrap()
-
-
-@pytest.fixture
-def cwd(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    root = Path(tempfile.mkdtemp(prefix="eai-", dir="/tmp"))  # short: Unix socket paths are length-limited
-    monkeypatch.chdir(root)
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
-
-
-@pytest.fixture
-def no_bwrap(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """A PATH on which bubblewrap cannot be found (the Python interpreter is still found by its full path)."""
-    monkeypatch.setenv("PATH", str(tmp_path))
-    probe_bwrap.cache_clear()
-    yield
-    probe_bwrap.cache_clear()
 
 
 def _recorded_config(record: Path) -> dict[str, object]:

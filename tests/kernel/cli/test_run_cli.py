@@ -3,24 +3,12 @@
 from __future__ import annotations
 
 import json
-import shutil
-import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
-import pytest
 from click.testing import CliRunner
 from evoledger.kernel.cli import cli
 
 SMALL = ["--validation-episodes", "0", "--assessment-episodes", "2", "--episode-budget", "4"]
-
-
-@pytest.fixture
-def cwd(monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    root = Path(tempfile.mkdtemp(prefix="evc-", dir="/tmp"))  # short: Unix socket paths are length-limited
-    monkeypatch.chdir(root)
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
 
 
 def test_a_relative_record_directory_works_for_every_process(cwd: Path) -> None:
