@@ -34,9 +34,9 @@ import os
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal, get_args
+from typing import Final
 
-from evoledger.kernel.execution.isolation import IsolationChoice, probe_bwrap, resolve_isolation
+from evoledger.kernel.execution.isolation import ISOLATIONS, Isolation, IsolationChoice, probe_bwrap, resolve_isolation
 from evoledger.ledger.errors import ConfigError
 
 __all__ = [
@@ -49,8 +49,9 @@ __all__ = [
     "resolve_agent_isolation",
 ]
 
-AgentIsolation = Literal["local", "bwrap", "auto"]
-AGENT_ISOLATIONS: Final[tuple[str, ...]] = get_args(AgentIsolation)
+AgentIsolation = Isolation
+"""The Agent's isolation takes the same values as the Policies' (one resolver serves both)."""
+AGENT_ISOLATIONS: Final = ISOLATIONS
 AGENT_ISOLATION_INSTALL_HINT: Final = (
     "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) or use --agent-isolation local"
 )
