@@ -96,6 +96,16 @@ def _check_finite(action: Any) -> None:
         raise InvalidAction(f"action {action!r:.80} contains NaN or infinity; actions must be finite")
 
 
+def _as_box_array(space: Any, action: Any) -> Any:
+    """A list for a Box, cast as Gymnasium's ``contains`` would cast it, without its warning."""
+    if not isinstance(space, spaces.Box) or not isinstance(action, list | tuple):
+        return action
+    try:
+        return np.asarray(action, dtype=space.dtype)
+    except (TypeError, ValueError):
+        return action
+
+
 class _ToyEnvironment:
     """The Episode mechanics shared by the toy Environments; subclasses implement ``_first``/``_advance``."""
 
@@ -121,7 +131,7 @@ class _ToyEnvironment:
             raise RuntimeError("step() called before reset() or after the Episode ended")
         if self._config.check_actions:
             _check_finite(action)
-            if not self._action_space.contains(action):
+            if not self._action_space.contains(_as_box_array(self._action_space, action)):
                 raise InvalidAction(f"action {action!r:.80} is not in the action space {self._action_space}")
         self._steps += 1
         if self._fail_on_step is not None and self._steps == self._fail_on_step:
