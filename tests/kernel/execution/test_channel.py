@@ -53,7 +53,7 @@ def test_a_peer_that_stops_reading_cannot_block_a_timed_send() -> None:
     began = time.monotonic()
     with pytest.raises(ChannelTimeout, match="did not accept a frame"):
         left.send(b"x" * (64 << 20), timeout=0.2)  # far more than the socket buffers hold
-    assert 0.2 <= time.monotonic() - began < 2
+    assert 0.2 <= time.monotonic() - began < 10  # bounded (no wait for the 64 MiB), generous under load
     right.close()
     with pytest.raises(ChannelClosed):
         left.send(b"y" * (1 << 20), timeout=1)

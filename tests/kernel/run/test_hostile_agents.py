@@ -240,7 +240,7 @@ def test_an_agent_that_hangs_is_stopped_at_its_timeout_with_its_whole_group(root
     helper = done.note("helper.json")
     try:
         assert done.result.reason == "agent_timeout"
-        assert time.monotonic() - began < 8  # timeout 1 s, SIGTERM honoured at once (SIGKILL after 5 s otherwise)
+        assert time.monotonic() - began < 30  # timeout 1 s; far less than the Agent's 60 s, even on a loaded machine
         (exited,) = done.events("agent-exited")
         assert exited.reason == "agent_timeout"
         assert exited.signal == signal.SIGTERM

