@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evoledger.kernel.programs import packaged_program
+from evoledger.kernel.packaged_program_lookup import packaged_program
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.kernel.replay import replay
 from evoledger.kernel.run import AgentConfig, AssessmentConfig, RunConfig, ValidationConfig, run
-from evoledger.kernel.run.programs import copy_differences, private_program_copy
+from evoledger.kernel.run.private_copies import copy_differences, private_program_copy
 from evoledger.ledger.events import AssessmentFinished, ValidationEpisodeFinished
 from evoledger.ledger.snapshots import materialize_program, snapshot_program
 from evoledger.ledger.store import Ledger
