@@ -92,7 +92,7 @@ def test_a_name_is_the_object_it_re_exports(name: str, home: str) -> None:
 
 def test_an_unknown_name_is_an_attribute_error() -> None:
     with pytest.raises(AttributeError, match="no attribute 'not_a_name'"):
-        _ = evoledger.not_a_name  # type: ignore[attr-defined]  # the point: the name does not exist
+        _ = evoledger.not_a_name
 
 
 def _imported_after(code: str) -> list[str]:

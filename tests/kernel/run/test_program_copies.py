@@ -125,7 +125,7 @@ def _run(root: Path, program: str, agent: str) -> Path:
 def _judged_statuses(run_dir: Path) -> list[str]:
     with Ledger.open(run_dir) as book:
         events = [r.event for r in book.events(kinds=["validation-episode-finished", "assessment-finished"])]
-    statuses = [e.status for e in events if isinstance(e, ValidationEpisodeFinished)]
+    statuses: list[str] = [e.status for e in events if isinstance(e, ValidationEpisodeFinished)]
     for e in events:
         if isinstance(e, AssessmentFinished):
             statuses += [s.status for s in e.episodes]
