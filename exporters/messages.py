@@ -28,7 +28,7 @@ from typing import Any
 
 import pyarrow as pa
 from evoledger.exporters.options import RewardSource
-from evoledger.exporters.programs import ProgramText, program_diff
+from evoledger.exporters.program_text import ProgramText, program_diff
 from evoledger.exporters.runs import RunFacts, stored_events
 from evoledger.exporters.schema import messages_schema
 from evoledger.exporters.selectors import format_episode_selector

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
-from evoledger.exporters.programs import EMPTY_PROGRAM, ProgramText, program_diff, read_program
+from evoledger.exporters.program_text import EMPTY_PROGRAM, ProgramText, program_diff, read_program
 from evoledger.exporters.runs import RunFacts, SubmissionFacts, stored_events
 from evoledger.exporters.schema import submissions_schema
 from evoledger.exporters.selectors import format_episode_selector

@@ -10,7 +10,7 @@ The chain hash binds each row to everything before it::
     hash = sha256(prev_hash ‖ 0x00 ‖ kind ‖ 0x00 ‖ version ‖ 0x00 ‖ visibility ‖ 0x00 ‖ payload)
 
 ``recorded_at`` is stored but never hashed, so two Runs with the same decisions have the same chain.
-Visibility is hashed (a stronger form of the design's formula) so that flipping an event from
+Visibility is hashed too (not only kind, version and payload) so that flipping an event from
 ``host`` to ``public`` cannot go unnoticed.
 """
 

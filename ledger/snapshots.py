@@ -37,7 +37,7 @@ from typing import Final, Literal, Protocol, Self
 from evoledger.ledger.canonical import canonical_json, digest_of, is_digest, parse_canonical
 from evoledger.ledger.errors import EncodingError, IntegrityError, SchemaError, SnapshotError
 from evoledger.ledger.events.base import Count, ObjectDigest, ProgramPath, check_program_path
-from evoledger.ledger.events.programs import ProgramSnapshotted, SnapshotSource
+from evoledger.ledger.events.program_snapshots import ProgramSnapshotted, SnapshotSource
 from evoledger.ledger.program_scan import (
     SnapshotLimits,
     changed_error,

@@ -1,4 +1,4 @@
-"""DESIGN.md's one-way layering, enforced by reading every module's imports."""
+"""The one-way layering of docs/architecture.md, enforced by reading every module's imports."""
 
 from __future__ import annotations
 

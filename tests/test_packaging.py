@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import importlib
 import tomllib
+import warnings
 from pathlib import Path
 
 import pytest
@@ -44,12 +45,39 @@ def test_no_utils_modules() -> None:
     assert not offenders
 
 
-@pytest.mark.parametrize(
-    "path", sorted(p for p in ROOT.rglob("*.py") if not set(p.relative_to(ROOT).parts) & SKIP_DIRS)
-)
-def test_modules_stay_small(path: Path) -> None:
-    lines = path.read_text(encoding="utf-8").count("\n")
-    assert lines <= 450, f"{path.relative_to(ROOT)} has {lines} lines; split it (one concept per module)"
+SOFT_MODULE_LINES = 400
+"""The size a module aims for; going over it is reported (a warning in the summary), never a failure."""
+HARD_MODULE_LINES = 600
+"""The size no module may exceed: split by concept, never by a cut in the middle of one."""
+
+_MODULES = sorted(p for p in ROOT.rglob("*.py") if not set(p.relative_to(ROOT).parts) & SKIP_DIRS)
+
+
+class ModuleSizeNote(UserWarning):
+    """A module is over the soft target: worth a look when it next changes, not a reason to split a concept."""
+
+
+def _lines(path: Path) -> int:
+    return path.read_text(encoding="utf-8").count("\n")
+
+
+@pytest.mark.parametrize("path", _MODULES)
+def test_modules_stay_under_the_hard_limit(path: Path) -> None:
+    lines = _lines(path)
+    assert lines <= HARD_MODULE_LINES, (
+        f"{path.relative_to(ROOT)} has {lines} lines (limit {HARD_MODULE_LINES}); split it along a concept"
+    )
+
+
+def test_modules_over_the_soft_target_are_reported() -> None:
+    over = {str(p.relative_to(ROOT)): _lines(p) for p in _MODULES if _lines(p) > SOFT_MODULE_LINES}
+    if over:
+        listing = ", ".join(f"{name} ({lines})" for name, lines in sorted(over.items()))
+        # A note, not a failure, even under filterwarnings=error: shown in pytest's warnings summary.
+        with warnings.catch_warnings():
+            warnings.simplefilter("always", ModuleSizeNote)
+            warnings.warn(f"over the ~{SOFT_MODULE_LINES}-line soft target: {listing}", ModuleSizeNote, stacklevel=1)
+    assert all(lines <= HARD_MODULE_LINES for lines in over.values())
 
 
 def test_modules_parse_without_syntax_errors() -> None:

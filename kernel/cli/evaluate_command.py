@@ -9,7 +9,7 @@ from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_o
 from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice, parse_config_pairs
 from evoledger.kernel.evaluation import EpisodeResult, EvaluationConfig, EvaluationResult, evaluate
 from evoledger.kernel.execution import PolicyLimits, resolve_isolation
-from evoledger.kernel.programs import packaged_program
+from evoledger.kernel.packaged_program_lookup import packaged_program
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn

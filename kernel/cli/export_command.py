@@ -1,6 +1,6 @@
 """``evoledger export``: Runs -> a rollout dataset (HuggingFace-style Parquet + card, or Minari).
 
-The exporter is loaded by import string (DESIGN: anything loaded by name goes through a registry of
+The exporter is loaded by import string (docs/architecture.md: what is loaded by name goes through a registry of
 import strings), so the kernel never imports ``evoledger.exporters`` statically. Missing optional
 packages become an :class:`InputError` naming the extra to install.
 """

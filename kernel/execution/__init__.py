@@ -4,7 +4,7 @@ The coordinator (the caller) hands :class:`EpisodeTask` objects to an :class:`Ex
 :class:`EpisodeOutcome` objects in task order. :class:`LocalExecutor` runs them in pre-warmed worker
 processes; each worker's zygote forks one Policy child per Episode (never holding a Host seed), the
 worker drives the Environment, and the two exchange observations and actions over a framed socket
-(raw numpy bytes, never pickle). See ``DESIGN.md`` ("Execution").
+(raw numpy bytes, never pickle). See ``docs/architecture.md`` ("Execution").
 """
 
 from evoledger.kernel.execution.actions import conform_action

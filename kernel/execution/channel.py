@@ -23,9 +23,14 @@ from typing import Final
 
 from evoledger.ledger.errors import InfraError
 
-__all__ = ["DEFAULT_MAX_FRAME", "ChannelClosed", "ChannelError", "ChannelTimeout", "FrameChannel"]
+__all__ = ["CHANNEL_MAX_FRAME", "ChannelClosed", "ChannelError", "ChannelTimeout", "FrameChannel"]
 
-DEFAULT_MAX_FRAME: Final = 64 * 1024 * 1024
+CHANNEL_MAX_FRAME: Final = 64 * 1024 * 1024
+"""Largest payload (bytes) a :class:`FrameChannel` accepts unless given ``max_frame``: 64 MiB.
+
+The execution channel's own limit (4-byte little-endian lengths); unrelated to the Session's
+``SESSION_MAX_FRAME`` (big-endian, 1 MiB).
+"""
 _HEADER: Final = struct.Struct("<I")
 _READ_CHUNK: Final = 256 * 1024
 _POLL_IN: Final = select.POLLIN | select.POLLPRI
@@ -49,7 +54,7 @@ class FrameChannel:
 
     __slots__ = ("_buffer", "_drains", "_fd", "_max_frame", "_poller", "sock")
 
-    def __init__(self, sock: socket.socket, *, max_frame: int = DEFAULT_MAX_FRAME) -> None:
+    def __init__(self, sock: socket.socket, *, max_frame: int = CHANNEL_MAX_FRAME) -> None:
         self.sock = sock
         self._fd = sock.fileno()
         self._max_frame = max_frame

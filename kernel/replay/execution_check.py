@@ -21,7 +21,7 @@ from evoledger.kernel.authoring import EpisodeSpec, Split
 from evoledger.kernel.execution import EpisodeTask, LocalExecutor, PolicyLimits, bounded_limits, bounded_workers
 from evoledger.kernel.replay.record import RunRecord
 from evoledger.kernel.replay.report import CheckResult, Finding
-from evoledger.kernel.run.programs import ProgramCache
+from evoledger.kernel.run.private_copies import ProgramCache
 from evoledger.ledger.canonical import digest_of
 from evoledger.ledger.errors import EvoLedgerError, LedgerError
 from evoledger.ledger.events import (

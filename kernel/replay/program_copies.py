@@ -1,6 +1,6 @@
 """Part of check 3 of replay: materialized Program copies under ``host/programs/`` equal their snapshots.
 
-Versions before the private per-execution copies (:mod:`evoledger.kernel.run.programs`) executed the
+Versions before the private per-execution copies (:mod:`evoledger.kernel.run.private_copies`) executed the
 Programs of a Run from ``host/programs/<first 32 hex digits of the digest>/``, a directory the Agent
 could rewrite after submitting, so that Validation and Assessment ran other bytes than the snapshot.
 Current Runs write nothing there; any copy that is there must still equal its snapshot byte for byte,
@@ -16,7 +16,7 @@ from typing import Final
 
 from evoledger.kernel.replay.record import RunRecord
 from evoledger.kernel.replay.report import Finding
-from evoledger.kernel.run.programs import copy_differences
+from evoledger.kernel.run.private_copies import copy_differences
 from evoledger.ledger.errors import EvoLedgerError
 
 __all__ = ["program_copy_findings"]

@@ -24,7 +24,7 @@ from evoledger.kernel.recording import outcome_events
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.crash_points import CrashPoint
 from evoledger.kernel.run.layout import RunLayout
-from evoledger.kernel.run.programs import private_program_copy
+from evoledger.kernel.run.private_copies import private_program_copy
 from evoledger.kernel.run.records import records_from_views
 from evoledger.kernel.run.request_failures import LEDGER_FAILURES, failure_events
 from evoledger.kernel.session import FinishParams, Rejection, SelectorError, SubmitParams, check_in_pool, parse_selector

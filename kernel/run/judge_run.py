@@ -15,7 +15,7 @@ from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.host import RunHost
 from evoledger.kernel.run.judging import CandidateResult, assessment_event, rank_candidates, run_judged_episodes, select
 from evoledger.kernel.run.layout import RunLayout
-from evoledger.kernel.run.programs import private_program_copy
+from evoledger.kernel.run.private_copies import private_program_copy
 from evoledger.kernel.run.records import records_from_views
 from evoledger.kernel.run.setup import RunPlan
 from evoledger.ledger.errors import InfraError

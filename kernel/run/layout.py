@@ -1,4 +1,4 @@
-"""Where a Run lives on disk (DESIGN.md "A Run on disk"), and the check that it holds nothing to follow.
+"""Where a Run lives on disk (docs/architecture.md, "The record"), and the check that it holds nothing to follow.
 
 A run directory may come from someone else. Before ``resume`` or ``replay --rebuild`` creates, writes
 or deletes anything in it, :meth:`RunLayout.check_safe` refuses (naming the entry;

@@ -18,8 +18,8 @@ from pathlib import Path
 from evoledger import __version__
 from evoledger.kernel.authoring import Benchmark
 from evoledger.kernel.authoring.keyed_seeds import new_run_key, run_key_from_seed
+from evoledger.kernel.packaged_program_lookup import packaged_program, packaged_programs
 from evoledger.kernel.planning import PlannedEpisode, plan_commitment, plan_episodes, secret_seeds
-from evoledger.kernel.programs import packaged_program, packaged_programs
 from evoledger.kernel.registry import BenchmarkRegistry, default_registry
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.layout import RunLayout

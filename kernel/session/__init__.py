@@ -10,7 +10,6 @@ handing out ``pending.PendingRequest`` handles (``socket_file`` binds and remove
 from evoledger.kernel.session.client import CLIENT_ERROR_CODES, ClientInputError, SessionClient, workspace_relative
 from evoledger.kernel.session.pending import PendingRequest
 from evoledger.kernel.session.protocol import (
-    DEFAULT_MAX_FRAME,
     MAX_FINISH_CANDIDATES,
     MAX_ID_CHARS,
     MAX_MESSAGE_CHARS,
@@ -18,6 +17,7 @@ from evoledger.kernel.session.protocol import (
     METHODS,
     PROTOCOL,
     REJECTION_CODES,
+    SESSION_MAX_FRAME,
     SOCKET_ENV,
     TRANSPORT_CODES,
     WORKSPACE_ENV,
@@ -50,7 +50,6 @@ from evoledger.kernel.session.socket_file import MAX_SOCKET_PATH_BYTES
 __all__ = [
     "CLIENT_ERROR_CODES",
     "DEFAULT_IDLE_TIMEOUT",
-    "DEFAULT_MAX_FRAME",
     "MAX_FINISH_CANDIDATES",
     "MAX_ID_CHARS",
     "MAX_INDEX",
@@ -62,6 +61,7 @@ __all__ = [
     "METHODS",
     "PROTOCOL",
     "REJECTION_CODES",
+    "SESSION_MAX_FRAME",
     "SOCKET_ENV",
     "TRANSPORT_CODES",
     "WORKSPACE_ENV",

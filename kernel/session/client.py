@@ -23,9 +23,9 @@ from typing import Any, Final
 
 import click
 from evoledger.kernel.session.protocol import (
-    DEFAULT_MAX_FRAME,
     FRAME_HEADER,
     PROTOCOL,
+    SESSION_MAX_FRAME,
     SOCKET_ENV,
     WORKSPACE_ENV,
     HostRejection,
@@ -74,7 +74,7 @@ class SessionClient:
         socket_path: str | os.PathLike[str],
         timeout: float | None = None,
         *,
-        max_frame: int = DEFAULT_MAX_FRAME,
+        max_frame: int = SESSION_MAX_FRAME,
         id_factory: Callable[[], str] = _default_id,
     ) -> None:
         self.socket_path = Path(socket_path)

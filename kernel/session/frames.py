@@ -17,13 +17,13 @@ from evoledger.kernel.session.rejections import MalformedRequest
 from evoledger.ledger.canonical import canonical_json
 from pydantic import BaseModel
 
-__all__ = ["DEFAULT_MAX_FRAME", "FRAME_HEADER", "MAX_JSON_DEPTH", "decode_body", "encode_frame", "frame_length"]
+__all__ = ["FRAME_HEADER", "MAX_JSON_DEPTH", "SESSION_MAX_FRAME", "decode_body", "encode_frame", "frame_length"]
 
 FRAME_HEADER: Final = struct.Struct(">I")
 """The 4-byte big-endian length prefix of every frame."""
 
-DEFAULT_MAX_FRAME: Final = 1 << 20
-"""Largest frame body (bytes) accepted by default: 1 MiB."""
+SESSION_MAX_FRAME: Final = 1 << 20
+"""Largest Session frame body (bytes) accepted by default: 1 MiB (the execution channel has its own limit)."""
 
 MAX_JSON_DEPTH: Final = 32
 """Deepest nesting of arrays/objects a frame body may have."""

@@ -5,7 +5,7 @@ Unix socket and reads one response frame back.
 
 **Frame**: a 4-byte big-endian unsigned length, then that many bytes of UTF-8 JSON (written as canonical
 JSON; read leniently as far as whitespace goes, strictly otherwise). Frames longer than the receiver's
-``max_frame`` (default :data:`DEFAULT_MAX_FRAME`) are refused from their header alone.
+``max_frame`` (default :data:`SESSION_MAX_FRAME`) are refused from their header alone.
 
 **Request**::
 
@@ -23,7 +23,7 @@ JSON; read leniently as far as whitespace goes, strictly otherwise). Frames long
 work (a request outside them is answered ``invalid_request`` and never reaches the Host or its ledger):
 
 ==================== ==========================================================================================
-frame body           at most ``max_frame`` bytes (default :data:`DEFAULT_MAX_FRAME`, 1 MiB), JSON nesting at most
+frame body           at most ``max_frame`` bytes (default :data:`SESSION_MAX_FRAME`, 1 MiB), JSON nesting at most
                      :data:`MAX_JSON_DEPTH`, strict JSON (see :mod:`~evoledger.kernel.session.frames`)
 ``id``               1 to :data:`MAX_ID_CHARS` characters
 ``submit.program``   1 to :data:`MAX_PROGRAM_CHARS` characters, no control character (U+0000-U+001F,
@@ -48,9 +48,9 @@ import re
 from typing import Annotated, Any, Final, Literal, get_args
 
 from evoledger.kernel.session.frames import (
-    DEFAULT_MAX_FRAME,
     FRAME_HEADER,
     MAX_JSON_DEPTH,
+    SESSION_MAX_FRAME,
     decode_body,
     encode_frame,
     frame_length,
@@ -70,7 +70,6 @@ from evoledger.kernel.session.selectors import MAX_SELECTOR_LENGTH
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
-    "DEFAULT_MAX_FRAME",
     "FRAME_HEADER",
     "MAX_FINISH_CANDIDATES",
     "MAX_ID_CHARS",
@@ -80,6 +79,7 @@ __all__ = [
     "METHODS",
     "PROTOCOL",
     "REJECTION_CODES",
+    "SESSION_MAX_FRAME",
     "SOCKET_ENV",
     "TRANSPORT_CODES",
     "WORKSPACE_ENV",

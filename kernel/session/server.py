@@ -27,7 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Final
 
-from evoledger.kernel.session.frames import DEFAULT_MAX_FRAME, FRAME_HEADER, encode_frame, frame_length
+from evoledger.kernel.session.frames import FRAME_HEADER, SESSION_MAX_FRAME, encode_frame, frame_length
 from evoledger.kernel.session.pending import PendingRequest
 from evoledger.kernel.session.protocol import PROTOCOL, decode_request
 from evoledger.kernel.session.rejections import MalformedRequest, RejectionCode
@@ -64,7 +64,7 @@ class SessionServer:
         self,
         socket_path: Path,
         *,
-        max_frame: int = DEFAULT_MAX_FRAME,
+        max_frame: int = SESSION_MAX_FRAME,
         idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
         max_connections: int = 128,
         clock: Callable[[], float] = time.monotonic,

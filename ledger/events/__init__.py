@@ -49,7 +49,7 @@ from evoledger.ledger.events.judging import (
     ValidationEpisodeFinished,
 )
 from evoledger.ledger.events.mapper import EventCodec, encode_payload, from_stored, to_pending
-from evoledger.ledger.events.programs import ProgramSnapshotted, SnapshotSource
+from evoledger.ledger.events.program_snapshots import ProgramSnapshotted, SnapshotSource
 from evoledger.ledger.events.references import is_reference_field, object_refs, payload_object_refs, typed_object_refs
 from evoledger.ledger.events.run import (
     LEDGER_FORMAT_VERSION,

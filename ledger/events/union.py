@@ -23,7 +23,7 @@ from evoledger.ledger.events.episodes import (
 from evoledger.ledger.events.evaluation import EvaluationFinished, EvaluationStarted
 from evoledger.ledger.events.feedback import BulkEvicted, FeedbackPublished
 from evoledger.ledger.events.judging import AssessmentFinished, CandidateSelected, ValidationEpisodeFinished
-from evoledger.ledger.events.programs import ProgramSnapshotted
+from evoledger.ledger.events.program_snapshots import ProgramSnapshotted
 from evoledger.ledger.events.run import RunCreated, RunEnded, RunKey
 from evoledger.ledger.events.submissions import (
     FinishAccepted,

@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 from evoledger.kernel.authoring import Benchmark, EpisodeRecord, Trajectory, derive_seed
-from evoledger.kernel.authoring.conformance_probes import jsonable
+from evoledger.kernel.authoring.conformance_episodes import jsonable
 
 PlayProgram = Callable[..., list[EpisodeRecord]]
 

@@ -28,7 +28,7 @@ from evoledger.kernel.authoring.conformance import (
     ConformanceReport,
     check_benchmark,
 )
-from evoledger.kernel.authoring.conformance_probes import invalid_actions, jsonable
+from evoledger.kernel.authoring.conformance_episodes import invalid_actions, jsonable
 from evoledger.kernel.registry import default_registry
 from evoledger.ledger.errors import InputError
 from gymnasium import spaces

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from evoledger.kernel.evaluation import EvaluationConfig, evaluate
 from evoledger.kernel.execution import LocalExecutor
-from evoledger.kernel.programs import packaged_program, packaged_programs
+from evoledger.kernel.packaged_program_lookup import packaged_program, packaged_programs
 from evoledger.kernel.registry import BenchmarkRef
 
 BENCHMARKS = sorted(name.removesuffix("-heuristic") for name in packaged_programs() if name.endswith("-heuristic"))

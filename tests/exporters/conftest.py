@@ -131,7 +131,7 @@ def write_synthetic_run(root: Path, spec: SynthRun) -> Path:
     run_dir = root / spec.run_id
     with Ledger.create(run_dir) as ledger:
         put = ledger.objects.put
-        public = {"id": spec.benchmark, "score_direction": "maximize"}
+        public: dict[str, Any] = {"id": spec.benchmark, "score_direction": "maximize"}
         if spec.observation_space is not None and spec.action_space is not None:
             public |= {"observation_space": spec.observation_space, "action_space": spec.action_space}
         task = f"# task for {spec.benchmark}\n\n```json\n{json.dumps(public, indent=2)}\n```\n"
@@ -179,7 +179,7 @@ def write_synthetic_run(root: Path, spec: SynthRun) -> Path:
                 SubmissionAccepted(
                     submission_id=sid,
                     program_digest=program,
-                    episodes=indices,
+                    episodes=tuple(indices),
                     budget_before=budget,
                     budget_after=budget - len(indices),
                     submissions_used=number,
@@ -204,7 +204,7 @@ def write_synthetic_run(root: Path, spec: SynthRun) -> Path:
                 )
             )
         if sids:
-            events.append(FinishAccepted(candidates=sids[:2], budget_left=budget))
+            events.append(FinishAccepted(candidates=tuple(sids[:2]), budget_left=budget))
             chosen = sids[0]
             for index, ep in enumerate(spec.validation):
                 digest = put(encode_trajectory(ep.trajectory()))
@@ -217,15 +217,15 @@ def write_synthetic_run(root: Path, spec: SynthRun) -> Path:
                 CandidateSelected(
                     submission_id=chosen,
                     program_digest=manifest,
-                    scores=[
+                    scores=(
                         CandidateScore(
                             submission_id=chosen,
                             program_digest=manifest,
                             score=1.5,
                             policy_failures=0,
                             finish_position=1,
-                        )
-                    ],
+                        ),
+                    ),
                     tie_break="test",
                 )
             )
@@ -245,7 +245,7 @@ def write_synthetic_run(root: Path, spec: SynthRun) -> Path:
                     program_digest=manifest,
                     score=2.5,
                     episode_count=len(summaries),
-                    episodes=summaries,
+                    episodes=tuple(summaries),
                 )
             )
             events.append(RunEnded(reason="finished", selected_submission_id=chosen))

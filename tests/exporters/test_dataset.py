@@ -158,7 +158,9 @@ def test_same_run_exports_byte_identical_files(recorded_run: Path, exported: Sim
     second = {p.relative_to(tmp_path / "again"): p.read_bytes() for p in (tmp_path / "again").rglob("*") if p.is_file()}
     assert first.keys() == second.keys()
     assert [str(k) for k, v in first.items() if second[k] != v] == []
-    assert again.config("steps").rows == exported.public.config("steps").rows
+    steps = again.config("steps")
+    assert steps is not None
+    assert steps.rows == exported.public.config("steps").rows
 
 
 def test_card_yaml_parses_and_matches_the_files(datasets: Any, exported: SimpleNamespace, recorded_run: Path) -> None:

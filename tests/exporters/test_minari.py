@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from evoledger.exporters import export_dataset
 from evoledger.ledger.errors import ConfigError
-from evoledger.ledger.events import from_stored
+from evoledger.ledger.events import EpisodeFinished, from_stored
 from evoledger.ledger.store import Ledger
 from evoledger.ledger.trajectories import decode_trajectory
 
@@ -30,7 +30,9 @@ def test_recorded_run_round_trips_through_minari(
     assert report.minari_dataset_id == "evoledger/cartpole/public-v0"
     assert (out / "README.md").is_file()
     with Ledger.open(recorded_run) as ledger:
-        finished = [from_stored(r) for r in ledger.records(kinds=("episode-finished",))]
+        finished = [
+            e for r in ledger.records(kinds=("episode-finished",)) if isinstance(e := from_stored(r), EpisodeFinished)
+        ]
         trajectories = [decode_trajectory(ledger.objects.get(e.trajectory_digest)) for e in finished]
     monkeypatch.setenv("MINARI_DATASETS_PATH", str(out))
     dataset = minari.load_dataset(report.minari_dataset_id)

@@ -107,6 +107,7 @@ def test_all_visibility_with_synthetic_judging(synth: SimpleNamespace, tmp_path:
     )
     report = export_dataset([run_dir], tmp_path / "out", visibility="all")
     steps = report.config("steps")
+    assert steps is not None
     assert [(s.split, s.rows) for s in steps.splits] == [("train", 5), ("validation", 5), ("assessment", 5)]
     (message,) = _rows(tmp_path / "out", "messages")
     assert message["reward"] == 2.5

@@ -6,6 +6,7 @@ import json
 import os
 import stat
 from pathlib import Path
+from typing import Any
 
 import pytest
 from evoledger.ledger.errors import ConfigError, InputError
@@ -219,7 +220,7 @@ def test_a_planted_signature_symlink_or_fifo_is_never_followed(tmp_path: Path) -
     assert check_signature(root, log_head=_head(root)).code == "signature_malformed"  # no hang
 
 
-def _created_fields(run_id: str) -> dict[str, object]:
+def _created_fields(run_id: str) -> dict[str, Any]:
     return {
         "run_id": run_id,
         "benchmark": BenchmarkIdentity.of("toy", {}),

@@ -105,7 +105,7 @@ class Script:
                 for n, (s, i) in enumerate(planned)
             ),
             self.snapshot(P1, "initial"),
-            AgentStarted(agent="x", command=["x"], pid=7),
+            AgentStarted(agent="x", command=("x",), pid=7),
         ]
         return self
 
@@ -117,8 +117,8 @@ class Script:
             entry_point="policy.py",
             file_count=1,
             total_bytes=1,
-            source=source,
-        )  # type: ignore[arg-type]
+            source=source,  # type: ignore[arg-type]
+        )
 
     def submit(
         self, episodes: list[int], program: str = P1, returns: float = 1.0, status: str = "ok", bulk: str | None = None
@@ -130,7 +130,7 @@ class Script:
             SubmissionAccepted(
                 submission_id=sid,
                 program_digest=program,
-                episodes=episodes,
+                episodes=tuple(episodes),
                 budget_before=self.remaining,
                 budget_after=self.remaining - len(episodes),
                 submissions_used=self.count,
@@ -150,7 +150,7 @@ class Script:
                 submission_id=sid,
                 score=returns,
                 content_digest=CONTENT,
-                artifacts=artifacts,
+                artifacts=tuple(artifacts),
                 budget_used=self.used,
                 budget_left=self.remaining,
             )
@@ -170,13 +170,13 @@ class Script:
             terminated=True,
             truncated=False,
             trajectory_digest=TRAJ,
-            failure=failure,
+            failure=failure,  # type: ignore[arg-type]  # a dict: the model validates it
             duration_ms=1,
-        )  # type: ignore[arg-type]
+        )
 
     def finish(self, candidates: list[str]) -> None:
         self.events += [
-            FinishAccepted(candidates=candidates, budget_left=self.remaining),
+            FinishAccepted(candidates=tuple(candidates), budget_left=self.remaining),
             AgentExited(pid=7, exit_code=0, duration_ms=1, reason="finished"),
         ]
 
@@ -205,18 +205,18 @@ class Script:
             CandidateSelected(
                 submission_id=chosen,
                 program_digest=program,
-                scores=[
+                scores=tuple(
                     CandidateScore(submission_id=s, program_digest=p, score=sc, policy_failures=f, finish_position=n)
                     for n, (s, p, sc, f) in enumerate(scores, start=1)
-                ],
+                ),
                 tie_break=f"best validation score ({direction}), then fewer Policy failures, then finish position",
             )
         )
 
     def assess(self, sid: str, program: str, indices: tuple[int, ...] = (0, 1)) -> None:
-        episodes = [
+        episodes = tuple(
             EpisodeSummary(index=i, status="ok", episode_return=1.0, steps=3, trajectory_digest=TRAJ) for i in indices
-        ]
+        )
         self.events.append(
             AssessmentFinished(
                 submission_id=sid, program_digest=program, score=1.0, episode_count=len(episodes), episodes=episodes
@@ -226,8 +226,8 @@ class Script:
     def end(self, selected: str | None, reason: str = "finished") -> None:
         self.events.append(
             RunEnded(
-                reason=reason,
-                selected_submission_id=selected,  # type: ignore[arg-type]
+                reason=reason,  # type: ignore[arg-type]
+                selected_submission_id=selected,
                 summary={"budget_used": self.used, "budget_left": self.remaining},
             )
         )
@@ -285,7 +285,7 @@ def test_an_over_budget_acceptance_is_a_budget_violation() -> None:
         SubmissionAccepted(
             submission_id="submission-000002",
             program_digest=P1,
-            episodes=[0, 1, 2],
+            episodes=(0, 1, 2),
             budget_before=3,
             budget_after=0,
             submissions_used=2,
@@ -304,7 +304,7 @@ def test_a_negative_budget_is_reported() -> None:
         SubmissionAccepted(
             submission_id="submission-000002",
             program_digest=P1,
-            episodes=[0, 1, 2],
+            episodes=(0, 1, 2),
             budget_before=3,
             budget_after=0,
             submissions_used=2,
@@ -450,19 +450,19 @@ def test_an_infra_fault_voids_a_result_and_refunds_once() -> None:
     sid = script.submit([0, 1])
     feedback = index_of(script, "feedback-published")
     script.events[feedback - 1] = InfraFault(
-        submission_id=sid, split="train", indices=[1], refunded_units=1, reason="worker died"
+        submission_id=sid, split="train", indices=(1,), refunded_units=1, reason="worker died"
     )
     script.events[feedback] = FeedbackPublished(
         submission_id=sid, score=1.0, content_digest=CONTENT, budget_used=1, budget_left=script.budget - 1
     )
     assert fold(script.rows()).ok
     script.events.insert(
-        feedback, InfraFault(submission_id=sid, split="train", indices=[1], refunded_units=1, reason="again")
+        feedback, InfraFault(submission_id=sid, split="train", indices=(1,), refunded_units=1, reason="again")
     )
     found = dict(rules(script.rows()))
     assert found["double_refund"] == feedback
     script.events[feedback] = InfraFault(
-        submission_id=sid, split="train", indices=[0], refunded_units=1, reason="after the result"
+        submission_id=sid, split="train", indices=(0,), refunded_units=1, reason="after the result"
     )
     assert "refund_after_result" in dict(rules(script.rows()))
 
@@ -482,7 +482,7 @@ def test_submission_and_episode_limits_and_the_pool_are_enforced() -> None:
         SubmissionAccepted(
             submission_id="submission-000003",
             program_digest=P1,
-            episodes=[10],
+            episodes=(10,),
             budget_before=script.remaining,
             budget_after=script.remaining - 1,
             submissions_used=3,
@@ -550,11 +550,11 @@ def test_evicting_a_permanent_or_the_newest_artifact_is_reported() -> None:
     script.submit([0], bulk=bulk1)
     script.submit([1], bulk=bulk2)
     script.events.append(
-        BulkEvicted(digests=[bulk1], submission_ids=["submission-000001"], reason="cap", bytes_freed=20)
+        BulkEvicted(digests=(bulk1,), submission_ids=("submission-000001",), reason="cap", bytes_freed=20)
     )
     assert fold(script.rows()).ok
     script.events.append(
-        BulkEvicted(digests=[bulk2, CONTENT], submission_ids=["submission-000002"], reason="cap", bytes_freed=20)
+        BulkEvicted(digests=(bulk2, CONTENT), submission_ids=("submission-000002",), reason="cap", bytes_freed=20)
     )
     found = [rule for rule, _ in rules(script.rows())]
     assert found == ["evicted_newest", "evicted_unpublished"]
@@ -680,7 +680,7 @@ def _faulting_submission(script: Script, refunds: list[int], suspicious: list[bo
     first = index_of(script, "episode-finished")
     for n, (units, odd) in enumerate(zip(refunds, suspicious, strict=True)):
         script.events[first + n] = InfraFault(
-            submission_id=sid, split="train", indices=[n], refunded_units=units, reason="worker died", suspicious=odd
+            submission_id=sid, split="train", indices=(n,), refunded_units=units, reason="worker died", suspicious=odd
         )
     feedback = index_of(script, "feedback-published")
     script.remaining += sum(refunds)

@@ -89,7 +89,7 @@ def _run(episodes: list[tuple[str, float]], score: float | None, benchmark: Benc
         SubmissionAccepted(
             submission_id="submission-000001",
             program_digest=DIGEST,
-            episodes=indices,
+            episodes=tuple(indices),
             budget_before=len(episodes),
             budget_after=0,
             submissions_used=1,
@@ -105,8 +105,8 @@ def _run(episodes: list[tuple[str, float]], score: float | None, benchmark: Benc
                 terminated=True,
                 truncated=False,
                 trajectory_digest=DIGEST,
-                failure=None if status in ("ok", "infra_fault") else {"code": status, "message": "boom"},
-            )  # type: ignore[call-arg]
+                failure=None if status in ("ok", "infra_fault") else {"code": status, "message": "boom"},  # type: ignore[arg-type]
+            )
             for i, (status, episode_return) in zip(indices, episodes, strict=True)
             if status != "infra_fault"
         ),

@@ -669,7 +669,7 @@ def test_any_history_synced_step_by_step_equals_a_rebuild(ops: list[tuple[str, A
 
 def test_rejections_json_stays_bounded_whatever_the_log_holds(tmp_path: Path) -> None:
     """Refusals recorded in full by an older Host (megabyte requests and messages) still give a small file."""
-    huge = {"program": "program", "episodes": "0," * 100_000}
+    huge: dict[str, Any] = {"program": "program", "episodes": "0," * 100_000}
     events: list[Any] = []
     for n in range(250):
         if n % 2:

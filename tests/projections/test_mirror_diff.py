@@ -47,8 +47,12 @@ def _state(document: dict[str, Any], content: Any, items: list[Any]) -> tuple[Mi
         embeds=(("content", digest_of(blob)),),
         lists=(("history", Map(dict(enumerate(canonical_json(i) for i in items)))),),
     )
-    files = Map({"s/feedback.json": source, "raw.bin": InlineFile(b"x"), "o.txt": ObjectFile(digest_of(b"o"))})
-    return MirrorState(files=files), Blobs({digest_of(blob): blob, digest_of(b"o"): b"o"})
+    files: dict[str, InlineFile | ObjectFile | JsonFile] = {
+        "s/feedback.json": source,
+        "raw.bin": InlineFile(b"x"),
+        "o.txt": ObjectFile(digest_of(b"o")),
+    }
+    return MirrorState(files=Map(files)), Blobs({digest_of(blob): blob, digest_of(b"o"): b"o"})
 
 
 @settings(max_examples=150, deadline=None)

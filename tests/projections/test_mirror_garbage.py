@@ -45,7 +45,7 @@ def _clean(tmp_path: Path) -> Iterator[None]:
 
 def _state() -> tuple[MirrorState, Blobs]:
     blob = b"artifact bytes\n"
-    files = {
+    files: dict[str, InlineFile | ObjectFile | JsonFile] = {
         "latest.json": JsonFile(document=canonical_json({"a": 1})),
         "submission-000001/feedback.json": JsonFile(document=canonical_json({"b": 2})),
         "submission-000001/artifacts/plot.txt": ObjectFile(digest_of(blob)),

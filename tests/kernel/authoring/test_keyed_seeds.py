@@ -18,7 +18,7 @@ def test_a_keyed_seed_is_the_first_8_bytes_of_hmac_sha256_under_the_joined_label
 
 
 def test_labels_separate_seeds_and_keys_separate_runs() -> None:
-    labels = [("environment", s) for s in ("train", "validation", "assessment")]
+    labels: list[tuple[str | int, ...]] = [("environment", s) for s in ("train", "validation", "assessment")]
     labels += [("policy", s, i) for s in ("train", "validation", "assessment") for i in range(50)]
     labels += [("agent",)]
     seeds = [keyed_seed(KEY, *label) for label in labels]

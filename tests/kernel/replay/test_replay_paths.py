@@ -104,7 +104,12 @@ def test_a_side_process_that_fails_reports_none(run_copy: Path, tmp_path: Path) 
 def test_a_side_process_that_dies_reports_none(run_copy: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     # The child of a small Run can finish before the kill reaches it; hold it first, so it is killed mid-work.
     checks = side_process._side
-    monkeypatch.setattr(side_process, "_side", lambda *a, **k: (time.sleep(60), checks(*a, **k))[1])
+
+    def held(*a: Any, **k: Any) -> Any:
+        time.sleep(60)
+        return checks(*a, **k)
+
+    monkeypatch.setattr(side_process, "_side", held)
     with open_record(run_copy) as record:
         side = start_side_checks(run_copy, record, episode_cap=10_000, max_problems=200, force=True)
         assert side is not None

@@ -72,7 +72,7 @@ def _config(**overrides: object) -> RunConfig:
         "finish_grace_seconds": 0.5,
         **overrides,
     }
-    return RunConfig(**settings)  # type: ignore[arg-type]
+    return RunConfig(**settings)
 
 
 def test_a_full_run_with_a_fake_claude_code_cli(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:

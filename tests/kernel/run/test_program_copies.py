@@ -19,11 +19,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evoledger.kernel.programs import packaged_program
+from evoledger.kernel.packaged_program_lookup import packaged_program
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.kernel.replay import replay
 from evoledger.kernel.run import AgentConfig, AssessmentConfig, RunConfig, ValidationConfig, run
-from evoledger.kernel.run.programs import copy_differences, private_program_copy
+from evoledger.kernel.run.private_copies import copy_differences, private_program_copy
 from evoledger.ledger.events import AssessmentFinished, ValidationEpisodeFinished
 from evoledger.ledger.snapshots import materialize_program, snapshot_program
 from evoledger.ledger.store import Ledger
@@ -125,7 +125,7 @@ def _run(root: Path, program: str, agent: str) -> Path:
 def _judged_statuses(run_dir: Path) -> list[str]:
     with Ledger.open(run_dir) as book:
         events = [r.event for r in book.events(kinds=["validation-episode-finished", "assessment-finished"])]
-    statuses = [e.status for e in events if isinstance(e, ValidationEpisodeFinished)]
+    statuses: list[str] = [e.status for e in events if isinstance(e, ValidationEpisodeFinished)]
     for e in events:
         if isinstance(e, AssessmentFinished):
             statuses += [s.status for s in e.episodes]

@@ -20,7 +20,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from evoledger.kernel.authoring import SPLITS, derive_seed
+from evoledger.kernel.authoring import SPLITS, Split, derive_seed
 from evoledger.kernel.authoring.keyed_seeds import keyed_seed, run_key_from_seed
 from evoledger.kernel.registry import BenchmarkRef, resolve_benchmark
 from evoledger.kernel.replay import replay
@@ -59,7 +59,7 @@ def make_policy(context):
 """
 
 BENCHMARK = BenchmarkRef(name="frozen-lake")
-HELD_OUT = ("validation", "assessment")
+HELD_OUT: tuple[Split, ...] = ("validation", "assessment")
 
 
 @pytest.fixture(scope="module")

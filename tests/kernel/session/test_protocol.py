@@ -8,7 +8,6 @@ from typing import Any, get_args
 
 import pytest
 from evoledger.kernel.session.protocol import (
-    DEFAULT_MAX_FRAME,
     MAX_FINISH_CANDIDATES,
     MAX_ID_CHARS,
     MAX_JSON_DEPTH,
@@ -16,6 +15,7 @@ from evoledger.kernel.session.protocol import (
     MAX_PROGRAM_CHARS,
     PROTOCOL,
     REJECTION_CODES,
+    SESSION_MAX_FRAME,
     TRANSPORT_CODES,
     FinishRequest,
     HostRejection,
@@ -126,12 +126,12 @@ def test_a_different_protocol_is_protocol_mismatch(protocol: object) -> None:
 
 
 def test_frame_length_refuses_empty_and_oversize_frames() -> None:
-    assert frame_length((100).to_bytes(4, "big"), DEFAULT_MAX_FRAME) == 100
-    assert frame_length(DEFAULT_MAX_FRAME.to_bytes(4, "big"), DEFAULT_MAX_FRAME) == DEFAULT_MAX_FRAME
+    assert frame_length((100).to_bytes(4, "big"), SESSION_MAX_FRAME) == 100
+    assert frame_length(SESSION_MAX_FRAME.to_bytes(4, "big"), SESSION_MAX_FRAME) == SESSION_MAX_FRAME
     with pytest.raises(MalformedRequest, match="exceeds the limit"):
-        frame_length((DEFAULT_MAX_FRAME + 1).to_bytes(4, "big"), DEFAULT_MAX_FRAME)
+        frame_length((SESSION_MAX_FRAME + 1).to_bytes(4, "big"), SESSION_MAX_FRAME)
     with pytest.raises(MalformedRequest, match="length prefix is 0"):
-        frame_length(bytes(4), DEFAULT_MAX_FRAME)
+        frame_length(bytes(4), SESSION_MAX_FRAME)
 
 
 def test_encode_frame_is_length_prefixed_canonical_json() -> None:

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from evoledger.exporters.programs import ProgramFile, ProgramText, program_diff
+from evoledger.exporters.program_text import ProgramFile, ProgramText, program_diff
 from evoledger.exporters.selectors import format_episode_selector
 from evoledger.kernel.session.selectors import format_selector
 from evoledger.ledger.canonical import digest_of
