@@ -19,19 +19,28 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from evoledger import __version__
 from evoledger.exporters.options import ExportOptions
-from evoledger.exporters.output_dir import CARD_NAME, check_output_dir, discard, publish, staging_dir
+from evoledger.exporters.output_dir import (
+    CARD_NAME,
+    check_output_dir,
+    discard,
+    make_parents,
+    publish,
+    remove_parents,
+    staging_dir,
+)
 from evoledger.exporters.report import ConfigReport, ExportReport, RunReport
 from evoledger.exporters.requirements import require_minari, require_pyarrow
 from evoledger.exporters.runs import RunFacts, open_run, read_run_facts
 from evoledger.ledger.errors import ConfigError, InputError
-from evoledger.ledger.events import LEDGER_FORMAT_VERSION
+from evoledger.ledger.events import LEDGER_FORMAT_VERSION, BenchmarkIdentity
 from evoledger.ledger.head import Head
 from evoledger.ledger.signature_check import check_signature
 from evoledger.ledger.store import Ledger
@@ -49,10 +58,10 @@ def _run_report(facts: RunFacts) -> RunReport:
         path=str(facts.path),
         head_hash=facts.head_hash,
         events=facts.event_count,
-        format_version=facts.created.format_version,
+        format_version=facts.created.format_version if facts.created is not None else None,
         benchmark=facts.benchmark_id,
-        benchmark_params_hash=facts.created.benchmark.params_hash,
-        created_by=facts.created.created_by,
+        benchmark_params_hash=facts.benchmark.params_hash,
+        created_by=facts.created_by,
         end_reason=facts.ended.reason if facts.ended is not None else None,
         selected=facts.selected,
         assessment_score=facts.assessment_score(),
@@ -118,6 +127,7 @@ def export_dataset(
     json_spaces: bool = False,
     row_group_rows: int | None = None,
     minari_dataset_id: str | None = None,
+    spec_for: Callable[[BenchmarkIdentity], Mapping[str, Any] | None] | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> ExportReport:
     """Export the Runs in ``run_dirs`` into the dataset directory ``out``.
@@ -127,7 +137,9 @@ def export_dataset(
     Validation and Assessment Episodes); ``output_format`` is ``hf`` (Parquet + dataset card) or
     ``minari`` (a Minari dataset of the steps of one Benchmark); ``reward`` is the messages' final
     reward: ``assessment``, ``validation`` or ``best_public``. ``json_spaces`` stores observations and
-    actions as JSON text even when their spaces allow typed columns.
+    actions as JSON text even when their spaces allow typed columns. ``spec_for`` gives the public
+    Benchmark spec of a record that holds none (an ``evoledger evaluate`` record): it is called with the
+    recorded Benchmark identity and returns the spec, or ``None`` when it cannot vouch for one.
 
     >>> export_dataset(["runs/cartpole-0"], "datasets/cartpole", configs=["steps"])  # doctest: +SKIP
     """
@@ -153,17 +165,23 @@ def export_dataset(
         runs: list[tuple[Ledger, RunFacts]] = []
         for directory in dirs:
             ledger = stack.enter_context(open_run(directory))
-            runs.append((ledger, read_run_facts(ledger)))
+            item = read_run_facts(ledger)
+            if item.spec is None and spec_for is not None:
+                item = replace(item, spec=spec_for(item.benchmark))
+            runs.append((ledger, item))
         facts = [item for _, item in runs]
         _check_distinct(facts)
         observation, action = _encodings(facts, options.json_spaces)
-        staging = staging_dir(target)
+        where = target.absolute()  # Minari's storage resolves relative paths against its own folder
+        created = make_parents(where)
+        staging = staging_dir(where)
         try:
             written, steps, episodes, minari_id = _write(runs, staging, options, observation, action, minari_dataset_id)
             _write_card(staging, written, facts, options, observation, action, minari_id)
-            publish(staging, target, overwrite=overwrite)
+            publish(staging, where, overwrite=overwrite)
         except BaseException:
             discard(staging)
+            remove_parents(created)
             raise
     return ExportReport(
         out=target,

@@ -56,7 +56,8 @@ class RunReport:
     path: str
     head_hash: str
     events: int
-    format_version: int
+    format_version: int | None
+    """The Run's ledger format version (``None`` for an Evaluation record, which does not record one)."""
     benchmark: str
     benchmark_params_hash: str
     created_by: str
