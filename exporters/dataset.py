@@ -46,6 +46,7 @@ from evoledger.ledger.signature_check import check_signature
 from evoledger.ledger.store import Ledger
 
 if TYPE_CHECKING:
+    from evoledger.exporters.minari_export import MinariResult
     from evoledger.exporters.spaces import ValueEncoding
 
 __all__ = ["export_dataset"]
@@ -176,8 +177,8 @@ def export_dataset(
         created = make_parents(where)
         staging = staging_dir(where)
         try:
-            written, steps, episodes, minari_id = _write(runs, staging, options, observation, action, minari_dataset_id)
-            _write_card(staging, written, facts, options, observation, action, minari_id)
+            written, steps, episodes, minari = _write(runs, staging, options, observation, action, minari_dataset_id)
+            _write_card(staging, written, facts, options, observation, action, minari)
             publish(staging, where, overwrite=overwrite)
         except BaseException:
             discard(staging)
@@ -195,7 +196,7 @@ def export_dataset(
         steps=steps,
         episodes=episodes,
         seconds=clock() - began,
-        minari_dataset_id=minari_id,
+        minari_dataset_id=minari.dataset_id if minari is not None else None,
     )
 
 
@@ -206,12 +207,12 @@ def _write(
     observation: ValueEncoding,
     action: ValueEncoding,
     minari_dataset_id: str | None,
-) -> tuple[list[tuple[ConfigReport, Any]], int, int | None, str | None]:
+) -> tuple[list[tuple[ConfigReport, Any]], int, int | None, MinariResult | None]:
     if options.output_format == "minari":
         from evoledger.exporters.minari_export import write_minari
 
         result = write_minari(runs, root, options, dataset_id=minari_dataset_id)
-        return [], result.steps, result.episodes, result.dataset_id
+        return [], result.steps, result.episodes, result
     from evoledger.exporters.hf_export import write_configs
 
     written = write_configs(runs, root, options, observation, action)
@@ -228,7 +229,7 @@ def _write_card(
     options: ExportOptions,
     observation: ValueEncoding,
     action: ValueEncoding,
-    minari_id: str | None,
+    minari: MinariResult | None,
 ) -> None:
     from evoledger.exporters.card import CardInput, render_card
 
@@ -243,6 +244,8 @@ def _write_card(
         evoledger_version=__version__,
         ledger_format_version=LEDGER_FORMAT_VERSION,
         output_format=options.output_format,
-        minari_dataset_id=minari_id,
+        minari_dataset_id=minari.dataset_id if minari is not None else None,
+        minari_splits=dict(minari.splits) if minari is not None else {},
+        minari_env_spec=minari.env_spec if minari is not None else None,
     )
     (root / CARD_NAME).write_text(render_card(card), encoding="utf-8")
