@@ -23,7 +23,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from evoledger import __version__
 from evoledger.exporters.options import ExportOptions
@@ -84,6 +84,23 @@ def _check_distinct(facts: Sequence[RunFacts]) -> None:
                 "rows could not be told apart; export them into separate datasets"
             )
         seen[item.run_id] = item
+
+
+_EPISODE_CONFIGS: Final = ("steps", "episodes")
+
+
+def _for_records(options: ExportOptions, facts: Sequence[RunFacts], *, asked: bool) -> ExportOptions:
+    """Evaluation records alone have no Submissions or Agent session: only their Episode configs are written."""
+    if any(item.evaluation is None for item in facts):
+        return options
+    kept = tuple(name for name in options.configs if name in _EPISODE_CONFIGS)
+    if not kept:
+        raise ConfigError(
+            f"{', '.join(str(item.path) for item in facts)}: evaluation records (from `evoledger evaluate "
+            f"--record-to`) have no Submissions or Agent session, so --config {','.join(options.configs)} has "
+            "nothing to export; pass --config steps or --config episodes"
+        )
+    return options if asked else replace(options, configs=kept)
 
 
 def _encodings(facts: Sequence[RunFacts], json_spaces: bool) -> tuple[ValueEncoding, ValueEncoding]:
@@ -172,6 +189,7 @@ def export_dataset(
             runs.append((ledger, item))
         facts = [item for _, item in runs]
         _check_distinct(facts)
+        options = _for_records(options, facts, asked=configs is not None)
         observation, action = _encodings(facts, options.json_spaces)
         where = target.absolute()  # Minari's storage resolves relative paths against its own folder
         created = make_parents(where)

@@ -199,8 +199,9 @@ def _spaces(runs: Sequence[tuple[Ledger, RunFacts]]) -> tuple[str, spaces.Space[
     facts = runs[0][1]
     if facts.observation_space is None or facts.action_space is None or len(declared) != 1:
         raise ConfigError(
-            "Minari needs the observation and action spaces, but the Runs do not all record the same ones "
-            "(no task text, or different Benchmark settings); use the default --format hf"
+            "Minari needs the observation and action spaces, but the records do not all describe the same ones "
+            "(a Run recorded without them, an evaluation record of a Benchmark not registered here, or different "
+            "Benchmark settings); use the default --format hf"
         )
     return benchmarks[0], gym_space(facts.observation_space), gym_space(facts.action_space)
 

@@ -73,7 +73,7 @@ def episode_refs(ledger: Ledger, facts: RunFacts, visibility: Visibility) -> Ite
     """The Run's finished Episodes allowed by ``visibility``, in log order."""
     programs = {s.submission_id: s.accepted.program_digest for s in facts.submissions}
     evaluation = facts.evaluation
-    key = facts.record_key
+    record = facts.run_id
     for row in stored_events(ledger, facts.event_count, _episode_kinds(visibility)):
         event = from_stored(row)
         if isinstance(event, EpisodeFinished | ValidationEpisodeFinished):
@@ -87,7 +87,7 @@ def episode_refs(ledger: Ledger, facts: RunFacts, visibility: Visibility) -> Ite
             else:
                 continue  # not an Episode of this Run's Submissions or of this Evaluation
             yield EpisodeRef(
-                episode_id=episode_id(key, event.split, sid, event.index, event.attempt),
+                episode_id=episode_id(record, event.split, sid, event.index, event.attempt, row.hash),
                 submission_id=sid,
                 split=event.split,
                 index=event.index,
@@ -104,7 +104,7 @@ def episode_refs(ledger: Ledger, facts: RunFacts, visibility: Visibility) -> Ite
         elif isinstance(event, AssessmentFinished):
             for summary in event.episodes:
                 yield EpisodeRef(
-                    episode_id=episode_id(key, "assessment", event.submission_id, summary.index, 1),
+                    episode_id=episode_id(record, "assessment", event.submission_id, summary.index, 1, row.hash),
                     submission_id=event.submission_id,
                     split="assessment",
                     index=summary.index,

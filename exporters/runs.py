@@ -15,12 +15,15 @@ The Benchmark's public spec (observation and action spaces, score direction) com
 text Object the Agent was given (``agent-started.task_digest``), which embeds the spec as a JSON block.
 An Evaluation record holds no spec; the caller may supply one (``export_dataset(spec_for=...)``).
 
-Every Episode gets a globally unique id (:func:`episode_id`): the record's id, the first 12 hex digits of
-the hash of its opening Event (``run-created`` / ``evaluation-started``, which commits to the Run's secret
-pool or the evaluation's plan, so two Runs recorded under the same directory name still differ), then
-split, owner (Submission id, or ``evaluation``), pool index and attempt::
+Every Episode gets a globally unique id (:func:`episode_id`): the record's id (Run id or evaluation id),
+split, owner (Submission id, or ``evaluation``), pool index and attempt, then ``@`` and the first 16 hex
+digits of the hash of the Event that recorded the Episode::
 
-    cartpole-0@3b54855e62c3/train/submission-000004/17/1
+    cartpole-0/train/submission-000004/17/1@3b54855e62c3d1f0
+
+The readable part is unique within a record; the hash chains over the whole log before it, so two Runs
+that share a directory name (and so a Run id) still get different ids unless their logs agree up to
+that Episode, in which case it is the same Episode.
 """
 
 from __future__ import annotations
@@ -105,8 +108,6 @@ class RunFacts:
     """The Run's ``run-created`` Event (``None`` for an Evaluation record)."""
     evaluation: EvaluationStarted | None
     """The ``evaluation-started`` Event of an Evaluation record (``None`` for a Run)."""
-    record_hash: str
-    """The hash of the record's opening Event (``run-created`` or ``evaluation-started``)."""
     spec: Mapping[str, Any] | None
     """The Benchmark's public spec as shown to the Agent, or ``None`` if no task text was recorded."""
     task_digests: tuple[str, ...]
@@ -127,11 +128,6 @@ class RunFacts:
         if self.created is not None:
             return self.created.run_id
         return self.evaluation.evaluation_id if self.evaluation is not None else ""
-
-    @property
-    def record_key(self) -> str:
-        """``<run id>@<12 hex digits of the opening Event's hash>``: the record's part of every Episode id."""
-        return f"{self.run_id}@{self.record_hash.removeprefix('sha256:')[:12]}"
 
     @property
     def benchmark(self) -> BenchmarkIdentity:
@@ -210,9 +206,10 @@ def public_spec_from_task_text(text: str) -> dict[str, Any] | None:
     return None
 
 
-def episode_id(record_key: str, split: str, submission_id: str | None, index: int, attempt: int) -> str:
-    """The globally unique id of an Episode (see the module docstring)."""
-    return f"{record_key}/{split}/{submission_id or 'evaluation'}/{index}/{attempt}"
+def episode_id(record_id: str, split: str, submission_id: str | None, index: int, attempt: int, event_hash: str) -> str:
+    """The globally unique id of an Episode recorded by the Event whose hash is ``event_hash`` (see the module doc)."""
+    suffix = event_hash.removeprefix("sha256:")[:16]
+    return f"{record_id}/{split}/{submission_id or 'evaluation'}/{index}/{attempt}@{suffix}"
 
 
 def open_run(run_dir: str | os.PathLike[str]) -> Ledger:
@@ -264,7 +261,6 @@ def read_run_facts(ledger: Ledger) -> RunFacts:
     events: list[EventBase] = []
     created: RunCreated | None = None
     evaluation: EvaluationStarted | None = None
-    record_hash = ""
     tasks: list[str] = []
     initial: str | None = None
     programs: dict[str, ProgramSnapshotted] = {}
@@ -277,12 +273,10 @@ def read_run_facts(ledger: Ledger) -> RunFacts:
     for row in stored_events(ledger, head.count, _FACT_KINDS):
         event = from_stored(row)
         events.append(event)
-        if isinstance(event, RunCreated | EvaluationStarted) and not record_hash:
-            record_hash = row.hash
-            if isinstance(event, RunCreated):
-                created = event
-            else:
-                evaluation = event
+        if isinstance(event, RunCreated):
+            created = created or event
+        elif isinstance(event, EvaluationStarted):
+            evaluation = evaluation or event
         elif isinstance(event, AgentStarted) and event.task_digest is not None:
             tasks.append(event.task_digest)
         elif isinstance(event, ProgramSnapshotted):
@@ -313,7 +307,6 @@ def read_run_facts(ledger: Ledger) -> RunFacts:
         event_count=head.count,
         created=created,
         evaluation=evaluation,
-        record_hash=record_hash,
         spec=(dict(created.benchmark_spec) if created is not None else {}) or _task_spec(ledger, task_digests),
         task_digests=task_digests,
         initial_program=initial,

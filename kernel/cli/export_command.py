@@ -64,7 +64,12 @@ def _print(report: Any) -> None:
 
 @click.command("export")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--out", required=True, type=click.Path(path_type=Path), help="Dataset directory (new or empty; missing parents are created).")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Dataset directory (new or empty; missing parents are created).",
+)
 @click.option(
     "--config",
     "configs",
