@@ -232,7 +232,7 @@ def write_minari(
     chosen = dataset_id or default_dataset_id(benchmark, options.visibility)
     if not _ID.match(chosen):
         raise ConfigError(
-            f"Minari dataset id {chosen!r} is malformed; use (namespace/)name-v<version>, e.g. evoledger/cartpole-v0"
+            f"--minari-id {chosen!r} is malformed; use (namespace/)name-v<version>, e.g. evoledger/cartpole-v0"
         )
     data_path = root / chosen / "data"
     data_path.parent.mkdir(parents=True)

@@ -24,15 +24,17 @@ import pytest
 from click.testing import CliRunner, Result
 from evoledger.kernel.cli.export_command import export_command
 from evoledger.kernel.cli.main import cli
+from evoledger.ledger.canonical import digest_of
 from evoledger.ledger.events import (
     AssessmentFinished,
+    BenchmarkIdentity,
     EpisodeFinished,
     EvaluationStarted,
     ValidationEpisodeFinished,
     from_stored,
 )
 from evoledger.ledger.store import Ledger
-from evoledger.ledger.trajectories import Trajectory, decode_trajectory
+from evoledger.ledger.trajectories import Trajectory, decode_trajectory, encode_trajectory
 
 needs_minari = pytest.mark.skipif(
     importlib.util.find_spec("minari") is None or importlib.util.find_spec("PIL") is None,
@@ -332,3 +334,86 @@ def test_validation_and_assessment_rows_name_their_split(
     assert [i.split("@")[0] for i in episodes["validation"]["episode_id"]] == [
         f"{recorded_run.name}/validation/{e.submission_id}/{e.index}/{e.attempt}" for e in validation
     ]
+
+
+def _unregistered_evaluation(root: Path) -> Path:
+    """An evaluation record of a Benchmark this registry does not know (so nothing vouches for its spaces)."""
+    record = root / "unregistered-eval"
+    with Ledger.create(record) as ledger:
+        trajectory = Trajectory([[0.0, 1.0], [1.0, 2.0]], [1], [0.5], True, False)
+        ledger.append(
+            [
+                EvaluationStarted(
+                    evaluation_id="evaluation-000001",
+                    benchmark=BenchmarkIdentity.of("not-registered-here", {"k": 1}),
+                    program_digest=digest_of(b"program"),
+                    split="validation",
+                    episode_count=1,
+                    seed=0,
+                ),
+                EpisodeFinished(
+                    evaluation_id="evaluation-000001",
+                    split="validation",
+                    index=0,
+                    status="ok",
+                    episode_return=0.5,
+                    steps=1,
+                    terminated=True,
+                    truncated=False,
+                    trajectory_digest=ledger.objects.put(encode_trajectory(trajectory)),
+                ),
+            ]
+        )
+    return record
+
+
+def test_an_evaluate_record_without_known_spaces_exports_json_text(group: click.Group, tmp_path: Path) -> None:
+    record = _unregistered_evaluation(tmp_path)
+    out = tmp_path / "json"
+    result = _export(group, str(record), "--out", str(out), "--json")
+    assert result.exit_code == 0, result.output
+    assert json.loads(result.output)["observation_encoding"] == "json"
+    steps = _load(out, "steps", tmp_path / "cache")
+    assert list(steps) == ["validation"]  # the split it was evaluated on
+    assert [json.loads(o) for o in steps["validation"]["observation"]] == [[0.0, 1.0]]
+    assert "the record describes no spaces" in (out / "README.md").read_text()
+
+
+@needs_minari
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--minari-id", "no version"], "--minari-id 'no version' is malformed"),
+        (["--config", "episodes"], "--format minari writes step data only"),
+    ],
+)
+def test_minari_errors_name_the_flags(
+    group: click.Group, synth: SimpleNamespace, tmp_path: Path, args: list[str], message: str
+) -> None:
+    run_dir = synth.run(synth.Run("small", [[synth.cartpole(2)]]))
+    result = _export(group, str(run_dir), "--out", str(tmp_path / "o"), "--format", "minari", *args)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "Traceback" not in result.output
+    assert not (tmp_path / "o").exists()
+
+
+@needs_minari
+def test_minari_refuses_records_without_known_spaces(group: click.Group, tmp_path: Path) -> None:
+    record = _unregistered_evaluation(tmp_path)
+    result = _export(group, str(record), "--out", str(tmp_path / "o"), "--format", "minari")
+    assert result.exit_code == 2
+    assert "Minari needs the observation and action spaces" in result.output
+    assert "--format hf" in result.output
+    assert not (tmp_path / "o").exists()
+
+
+@needs_minari
+def test_minari_of_a_benchmark_without_a_gymnasium_environment_says_so(
+    group: click.Group, synth: SimpleNamespace, tmp_path: Path
+) -> None:
+    run_dir = synth.run(synth.Run("toy", [[synth.cartpole(2)]], benchmark="toy-counter"))
+    out = tmp_path / "toy-dataset"
+    result = _export(group, str(run_dir), "--out", str(out), "--format", "minari")
+    assert result.exit_code == 0, result.output
+    assert "records no `env_spec`" in (out / "README.md").read_text()
