@@ -185,6 +185,7 @@ def _front_matter(card: CardInput) -> dict[str, Any]:
         "runs": [
             {
                 "run_id": run.run_id,
+                "record": run.record,
                 "head_hash": run.head_hash,
                 "events": run.events,
                 "format_version": run.format_version,
@@ -267,6 +268,19 @@ def _body(card: CardInput) -> list[str]:
             ),
         ]
     lines += ["", "Splits: " + "; ".join(f"`{k}` = {v}" for k, v in _SPLIT_TEXT.items()) + "."]
+    if any(run.record == "evaluation" for run in card.runs):
+        lines += [
+            "",
+            "Records of `evoledger evaluate --record-to` add their Episodes (`steps` and `episodes` only) in the split "
+            "they were evaluated on, whatever the visibility: their `run_id` is the evaluation id and their "
+            "`submission_id` is null.",
+        ]
+    lines += [
+        "",
+        "`episode_id` names one Episode uniquely across splits, Runs and datasets: "
+        "`<run id>/<split>/<submission id, or evaluation>/<pool index>/<attempt>@<first 16 hex digits of the hash "
+        "of the Event that recorded it>`. Step rows carry it with their 0-based `step` index.",
+    ]
     lines += [
         "",
         "## Observations and actions",

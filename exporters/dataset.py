@@ -69,6 +69,7 @@ def _run_report(facts: RunFacts) -> RunReport:
         submissions=len(facts.submissions),
         signer=signature.fingerprint,
         signature=signature.status,
+        record="run" if facts.evaluation is None else "evaluation",
     )
 
 

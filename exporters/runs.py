@@ -21,9 +21,10 @@ digits of the hash of the Event that recorded the Episode::
 
     cartpole-0/train/submission-000004/17/1@3b54855e62c3d1f0
 
-The readable part is unique within a record; the hash chains over the whole log before it, so two Runs
-that share a directory name (and so a Run id) still get different ids unless their logs agree up to
-that Episode, in which case it is the same Episode.
+The readable part says which Episode it is. The hash chains over the whole log before that Event, so it
+differs between any two Events of one log and between two Runs that share a directory name (and so a
+Run id), unless their logs agree up to that Episode, in which case it is the same Episode. (One
+``assessment-finished`` Event records several Episodes; their pool indices tell them apart.)
 """
 
 from __future__ import annotations

@@ -114,7 +114,7 @@ def export_command(
       evoledger export runs/cartpole-0 --out datasets/cartpole
       evoledger export runs/a runs/b --out datasets/ab --config steps --visibility all --json
       evoledger export runs/cartpole-0 --out datasets/cartpole-minari --format minari
-      evoledger evaluate --episodes 50 --record-to runs/eval-1 && evoledger export runs/eval-1 --out datasets/eval-1
+      evoledger export runs/eval-1 --out datasets/eval-1   (a record of evaluate --record-to runs/eval-1)
     """
     from evoledger.kernel.cli.export_spaces import registered_spec
 

@@ -270,6 +270,8 @@ def test_an_evaluate_record_exports_end_to_end(group: click.Group, evaluation_re
     assert result.exit_code == 0, result.output
     report = json.loads(result.output)
     assert [c["name"] for c in report["configs"]] == ["steps", "episodes"]  # no Submissions, no Agent session
+    assert [r["record"] for r in report["runs"]] == ["evaluation"]
+    assert "Records of `evoledger evaluate --record-to`" in (out / "README.md").read_text()
     assert report["observation_encoding"] == "float32[4]"  # the registry vouched for the recorded Benchmark
     with Ledger.open(evaluation_record) as ledger:
         (started,) = [from_stored(r) for r in ledger.records(kinds=("evaluation-started",))]

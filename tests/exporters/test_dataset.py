@@ -183,6 +183,7 @@ def test_card_yaml_parses_and_matches_the_files(datasets: Any, exported: SimpleN
         assert meta["runs"] == [
             {
                 "run_id": recorded_run.name,
+                "record": "run",
                 "head_hash": head.hash,
                 "events": head.count,
                 "format_version": 1,
