@@ -30,7 +30,8 @@ __all__ = [
 ]
 
 CARD_NAME: Final = "README.md"
-EXPORT_FORMAT: Final = "evoledger.dataset/1"
+EXPORT_FORMAT: Final = "evoledger.dataset/2"
+"""Version 2: ``episode_id`` columns, fixed-size list observations and actions, nullable ``submission_id``."""
 _CARD_MARKER: Final = "\nevoledger:\n  export_format: "
 
 

@@ -194,7 +194,7 @@ def test_card_yaml_parses_and_matches_the_files(datasets: Any, exported: SimpleN
                 "signature": "unsigned",
             }
         ]
-        assert meta["export_format"] == "evoledger.dataset/1"
+        assert meta["export_format"] == "evoledger.dataset/2"
         assert meta["ledger_format_version"] == 1
 
 
