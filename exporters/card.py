@@ -14,7 +14,7 @@ import json
 import math
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 import pyarrow as pa
@@ -24,7 +24,7 @@ from evoledger.exporters.schema import features_yaml
 from evoledger.exporters.spaces import ValueEncoding
 from evoledger.ledger.errors import EncodingError
 
-__all__ = ["CardInput", "render_card", "yaml_block"]
+__all__ = ["CardInput", "render_card", "with_infinities", "yaml_block"]
 
 _KEY: Final = re.compile(r"^[a-z][a-z0-9_]*$")
 _RESERVED: Final = frozenset({"y", "n", "yes", "no", "on", "off", "true", "false", "null"})
@@ -61,6 +61,25 @@ class CardInput:
     ledger_format_version: int
     output_format: str = "hf"
     minari_dataset_id: str | None = None
+    minari_splits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """Split -> (Episodes, steps) of a Minari export."""
+    minari_env_spec: str | None = None
+    """The gymnasium id a Minari export recorded as its ``env_spec`` (``None``: none)."""
+
+
+def with_infinities(space: Any, bound: str | None = None) -> Any:
+    """A space description with the ``null`` bounds of Boxes (how JSON records infinity) as ``-inf``/``inf``."""
+    if isinstance(space, dict):
+        is_box = space.get("type") == "Box"
+        return {
+            key: with_infinities(value, key if is_box and key in ("low", "high") else None)
+            for key, value in space.items()
+        }
+    if isinstance(space, list):
+        return [with_infinities(value, bound) for value in space]
+    if space is None and bound is not None:
+        return -math.inf if bound == "low" else math.inf
+    return space
 
 
 def _quote(text: str) -> str:
@@ -162,9 +181,11 @@ def _front_matter(card: CardInput) -> dict[str, Any]:
         "observation_encoding": card.observation.label(),
         "action_encoding": card.action.label(),
         "minari_dataset_id": card.minari_dataset_id,
+        "minari_env_spec": card.minari_env_spec,
         "runs": [
             {
                 "run_id": run.run_id,
+                "record": run.record,
                 "head_hash": run.head_hash,
                 "events": run.events,
                 "format_version": run.format_version,
@@ -208,6 +229,15 @@ def _body(card: CardInput) -> list[str]:
     for report, _ in card.configs:
         splits = ", ".join(f"{s.split} ({s.rows})" for s in report.splits) or "no rows (not loadable)"
         lines.append(f"| `{report.name}` | {_CONFIG_TEXT.get(report.name, '')} | {splits} |")
+    if card.minari_dataset_id is not None:
+        splits = ", ".join(
+            f"{split} ({episodes} Episodes, {steps} steps)" for split, (episodes, steps) in card.minari_splits.items()
+        )
+        lines.append(
+            f"| Minari `{card.minari_dataset_id}` (in `{card.minari_dataset_id}/data`) | one Minari episode per "
+            "Episode: observations, actions, rewards, terminations, truncations; its metadata names the Run, "
+            f"Submission, split, pool index and `episode_id` | {splits or 'no Episodes'} |"
+        )
     loadable = [report.name for report, _ in card.configs if report.splits]
     if loadable:
         first = loadable[0]
@@ -228,8 +258,29 @@ def _body(card: CardInput) -> list[str]:
             'os.environ["MINARI_DATASETS_PATH"] = "path/to/this/folder"',
             f'dataset = minari.load_dataset("{card.minari_dataset_id}")',
             "```",
+            "",
+            (
+                f"Its `env_spec` is gymnasium's `{card.minari_env_spec}` with the Run's settings, so "
+                "`dataset.recover_environment()` builds the environment the Episodes were played in."
+                if card.minari_env_spec is not None
+                else "The Benchmark is not a gymnasium environment, so the dataset records no `env_spec` and "
+                "`dataset.recover_environment()` is not available."
+            ),
         ]
     lines += ["", "Splits: " + "; ".join(f"`{k}` = {v}" for k, v in _SPLIT_TEXT.items()) + "."]
+    if any(run.record == "evaluation" for run in card.runs):
+        lines += [
+            "",
+            "Records of `evoledger evaluate --record-to` add their Episodes (`steps` and `episodes` only) in the split "
+            "they were evaluated on, whatever the visibility: their `run_id` is the evaluation id and their "
+            "`submission_id` is null.",
+        ]
+    lines += [
+        "",
+        "`episode_id` names one Episode uniquely across splits, Runs and datasets: "
+        "`<run id>/<split>/<submission id, or evaluation>/<pool index>/<attempt>@<first 16 hex digits of the hash "
+        "of the Event that recorded it>`. Step rows carry it with their 0-based `step` index.",
+    ]
     lines += [
         "",
         "## Observations and actions",
@@ -242,8 +293,13 @@ def _body(card: CardInput) -> list[str]:
         ),
     ]
     for benchmark in sorted(card.spaces):
-        spaces = json.dumps(card.spaces[benchmark], indent=2, sort_keys=True)
+        spaces = json.dumps(with_infinities(card.spaces[benchmark]), indent=2, sort_keys=True)
         lines += ["", f"Spaces of `{benchmark}`:", "", "```json", spaces, "```"]
+    if card.spaces:
+        lines += [
+            "",
+            "Unbounded Box bounds are written `-Infinity` / `Infinity` (Python's `json.loads` reads them as floats).",
+        ]
     lines += [
         "",
         "## Visibility",

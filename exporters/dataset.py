@@ -19,24 +19,34 @@ from __future__ import annotations
 
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import ExitStack
+from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from evoledger import __version__
 from evoledger.exporters.options import ExportOptions
-from evoledger.exporters.output_dir import CARD_NAME, check_output_dir, discard, publish, staging_dir
+from evoledger.exporters.output_dir import (
+    CARD_NAME,
+    check_output_dir,
+    discard,
+    make_parents,
+    publish,
+    remove_parents,
+    staging_dir,
+)
 from evoledger.exporters.report import ConfigReport, ExportReport, RunReport
 from evoledger.exporters.requirements import require_minari, require_pyarrow
 from evoledger.exporters.runs import RunFacts, open_run, read_run_facts
 from evoledger.ledger.errors import ConfigError, InputError
-from evoledger.ledger.events import LEDGER_FORMAT_VERSION
+from evoledger.ledger.events import LEDGER_FORMAT_VERSION, BenchmarkIdentity
 from evoledger.ledger.head import Head
 from evoledger.ledger.signature_check import check_signature
 from evoledger.ledger.store import Ledger
 
 if TYPE_CHECKING:
+    from evoledger.exporters.minari_export import MinariResult
     from evoledger.exporters.spaces import ValueEncoding
 
 __all__ = ["export_dataset"]
@@ -49,16 +59,17 @@ def _run_report(facts: RunFacts) -> RunReport:
         path=str(facts.path),
         head_hash=facts.head_hash,
         events=facts.event_count,
-        format_version=facts.created.format_version,
+        format_version=facts.created.format_version if facts.created is not None else None,
         benchmark=facts.benchmark_id,
-        benchmark_params_hash=facts.created.benchmark.params_hash,
-        created_by=facts.created.created_by,
+        benchmark_params_hash=facts.benchmark.params_hash,
+        created_by=facts.created_by,
         end_reason=facts.ended.reason if facts.ended is not None else None,
         selected=facts.selected,
         assessment_score=facts.assessment_score(),
         submissions=len(facts.submissions),
         signer=signature.fingerprint,
         signature=signature.status,
+        record="run" if facts.evaluation is None else "evaluation",
     )
 
 
@@ -74,6 +85,23 @@ def _check_distinct(facts: Sequence[RunFacts]) -> None:
                 "rows could not be told apart; export them into separate datasets"
             )
         seen[item.run_id] = item
+
+
+_EPISODE_CONFIGS: Final = ("steps", "episodes")
+
+
+def _for_records(options: ExportOptions, facts: Sequence[RunFacts], *, asked: bool) -> ExportOptions:
+    """Evaluation records alone have no Submissions or Agent session: only their Episode configs are written."""
+    if any(item.evaluation is None for item in facts):
+        return options
+    kept = tuple(name for name in options.configs if name in _EPISODE_CONFIGS)
+    if not kept:
+        raise ConfigError(
+            f"{', '.join(str(item.path) for item in facts)}: evaluation records (from `evoledger evaluate "
+            f"--record-to`) have no Submissions or Agent session, so --config {','.join(options.configs)} has "
+            "nothing to export; pass --config steps or --config episodes"
+        )
+    return options if asked else replace(options, configs=kept)
 
 
 def _encodings(facts: Sequence[RunFacts], json_spaces: bool) -> tuple[ValueEncoding, ValueEncoding]:
@@ -118,6 +146,7 @@ def export_dataset(
     json_spaces: bool = False,
     row_group_rows: int | None = None,
     minari_dataset_id: str | None = None,
+    spec_for: Callable[[BenchmarkIdentity], Mapping[str, Any] | None] | None = None,
     clock: Callable[[], float] = time.perf_counter,
 ) -> ExportReport:
     """Export the Runs in ``run_dirs`` into the dataset directory ``out``.
@@ -127,7 +156,9 @@ def export_dataset(
     Validation and Assessment Episodes); ``output_format`` is ``hf`` (Parquet + dataset card) or
     ``minari`` (a Minari dataset of the steps of one Benchmark); ``reward`` is the messages' final
     reward: ``assessment``, ``validation`` or ``best_public``. ``json_spaces`` stores observations and
-    actions as JSON text even when their spaces allow typed columns.
+    actions as JSON text even when their spaces allow typed columns. ``spec_for`` gives the public
+    Benchmark spec of a record that holds none (an ``evoledger evaluate`` record): it is called with the
+    recorded Benchmark identity and returns the spec, or ``None`` when it cannot vouch for one.
 
     >>> export_dataset(["runs/cartpole-0"], "datasets/cartpole", configs=["steps"])  # doctest: +SKIP
     """
@@ -153,17 +184,24 @@ def export_dataset(
         runs: list[tuple[Ledger, RunFacts]] = []
         for directory in dirs:
             ledger = stack.enter_context(open_run(directory))
-            runs.append((ledger, read_run_facts(ledger)))
+            item = read_run_facts(ledger)
+            if item.spec is None and spec_for is not None:
+                item = replace(item, spec=spec_for(item.benchmark))
+            runs.append((ledger, item))
         facts = [item for _, item in runs]
         _check_distinct(facts)
+        options = _for_records(options, facts, asked=configs is not None)
         observation, action = _encodings(facts, options.json_spaces)
-        staging = staging_dir(target)
+        where = target.absolute()  # Minari's storage resolves relative paths against its own folder
+        created = make_parents(where)
+        staging = staging_dir(where)
         try:
-            written, steps, episodes, minari_id = _write(runs, staging, options, observation, action, minari_dataset_id)
-            _write_card(staging, written, facts, options, observation, action, minari_id)
-            publish(staging, target, overwrite=overwrite)
+            written, steps, episodes, minari = _write(runs, staging, options, observation, action, minari_dataset_id)
+            _write_card(staging, written, facts, options, observation, action, minari)
+            publish(staging, where, overwrite=overwrite)
         except BaseException:
             discard(staging)
+            remove_parents(created)
             raise
     return ExportReport(
         out=target,
@@ -177,7 +215,7 @@ def export_dataset(
         steps=steps,
         episodes=episodes,
         seconds=clock() - began,
-        minari_dataset_id=minari_id,
+        minari_dataset_id=minari.dataset_id if minari is not None else None,
     )
 
 
@@ -188,12 +226,12 @@ def _write(
     observation: ValueEncoding,
     action: ValueEncoding,
     minari_dataset_id: str | None,
-) -> tuple[list[tuple[ConfigReport, Any]], int, int | None, str | None]:
+) -> tuple[list[tuple[ConfigReport, Any]], int, int | None, MinariResult | None]:
     if options.output_format == "minari":
         from evoledger.exporters.minari_export import write_minari
 
         result = write_minari(runs, root, options, dataset_id=minari_dataset_id)
-        return [], result.steps, result.episodes, result.dataset_id
+        return [], result.steps, result.episodes, result
     from evoledger.exporters.hf_export import write_configs
 
     written = write_configs(runs, root, options, observation, action)
@@ -210,7 +248,7 @@ def _write_card(
     options: ExportOptions,
     observation: ValueEncoding,
     action: ValueEncoding,
-    minari_id: str | None,
+    minari: MinariResult | None,
 ) -> None:
     from evoledger.exporters.card import CardInput, render_card
 
@@ -225,6 +263,8 @@ def _write_card(
         evoledger_version=__version__,
         ledger_format_version=LEDGER_FORMAT_VERSION,
         output_format=options.output_format,
-        minari_dataset_id=minari_id,
+        minari_dataset_id=minari.dataset_id if minari is not None else None,
+        minari_splits=dict(minari.splits) if minari is not None else {},
+        minari_env_spec=minari.env_spec if minari is not None else None,
     )
     (root / CARD_NAME).write_text(render_card(card), encoding="utf-8")

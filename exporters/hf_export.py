@@ -9,7 +9,9 @@ Layout: one folder per config, one Parquet file per split::
     submissions/train-00000-of-00001.parquet
     messages/train-00000-of-00001.parquet
 
-Runs are written one after the other in the order given, each streamed from its log. A split without
+Runs are written one after the other in the order given, each streamed from its log. An Evaluation
+record (``evoledger evaluate --record-to``) has no Submissions and no Agent session, so it only adds
+``steps`` and ``episodes`` rows. A split without
 rows gets no file (``datasets`` cannot load an empty split), and a config without any rows is left out
 of the card.
 """
@@ -78,6 +80,8 @@ def _batches(
         )
     elif config == "episodes":
         yield from episode_batches(ledger, facts, visibility=options.visibility, batch_rows=batch_rows)
+    elif facts.evaluation is not None:
+        return  # no Submissions, no Agent session
     elif config == "submissions":
         for batch in submission_batches(ledger, facts, batch_rows=batch_rows):
             yield "train", batch

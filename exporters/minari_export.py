@@ -3,15 +3,24 @@
 The dataset is written to ``<out>/<dataset_id>/data`` so that, with ``MINARI_DATASETS_PATH=<out>``,
 ``minari.load_dataset(dataset_id)`` loads it (``minari.MinariDataset("<out>/<dataset_id>/data")`` works
 without the variable). One Minari episode per exported Episode, in log order; each episode's metadata
-names its Run, Submission, split, pool index and status. Host seeds are never written (Minari's
-per-episode ``seed`` stays unset). Every Run must share one Benchmark and declare its spaces.
+names its Run, Submission, split, pool index, status and globally unique ``episode_id``. Host seeds are
+never written (Minari's per-episode ``seed`` stays unset). Every Run must share one Benchmark and declare
+its spaces.
+
+When the Benchmark is a gymnasium environment (its spec says ``metadata.source: gymnasium`` and names a
+``gymnasium_id`` that gymnasium registers), the dataset records its ``env_spec``: that id with the
+recorded step limit and the recorded parameters its constructor takes (e.g. FrozenLake's ``map_name``),
+so ``dataset.recover_environment()`` builds the same environment. Only gymnasium's own registry is
+consulted (an id naming a module to import is ignored). Other Benchmarks have no gymnasium environment
+to recover, and their datasets record no ``env_spec``.
 """
 
 from __future__ import annotations
 
+import inspect
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
 
@@ -24,9 +33,10 @@ from evoledger.exporters.trajectories import load_trajectory
 from evoledger.ledger.errors import ConfigError, SchemaError
 from evoledger.ledger.store import Ledger
 from evoledger.ledger.trajectories import Trajectory
-from gymnasium import spaces
+from gymnasium import registry, spaces
+from gymnasium.envs.registration import EnvSpec, load_env_creator
 
-__all__ = ["MinariResult", "default_dataset_id", "gym_space", "write_minari"]
+__all__ = ["MinariResult", "default_dataset_id", "env_spec_for", "gym_space", "write_minari"]
 
 _ID: Final = re.compile(r"^(?:[-_\w][-_\w/]*[-_\w]+/)?[-_\w]+?-v\d+$")
 _METADATA_CHUNK: Final = 1024
@@ -40,6 +50,10 @@ class MinariResult:
     path: Path
     episodes: int
     steps: int
+    splits: Mapping[str, tuple[int, int]] = field(default_factory=dict)
+    """Split -> (Episodes, steps), in the order the splits first appeared."""
+    env_spec: str | None = None
+    """The gymnasium id recorded as the dataset's ``env_spec`` (``None``: no environment to recover)."""
 
 
 def default_dataset_id(benchmark: str, visibility: str) -> str:
@@ -153,6 +167,27 @@ def _buffer(
     )
 
 
+def env_spec_for(spec: Mapping[str, Any] | None) -> EnvSpec | None:
+    """The gymnasium ``EnvSpec`` of a gymnasium-backed Benchmark spec, else ``None`` (see the module docstring)."""
+    if spec is None:
+        return None
+    metadata, params = spec.get("metadata"), spec.get("environment_parameters")
+    if not isinstance(metadata, Mapping) or metadata.get("source") != "gymnasium" or not isinstance(params, Mapping):
+        return None
+    gymnasium_id = params.get("gymnasium_id")
+    base = registry.get(gymnasium_id) if isinstance(gymnasium_id, str) and ":" not in gymnasium_id else None
+    if base is None or not isinstance(base.entry_point, str):
+        return None
+    try:
+        accepted = inspect.signature(load_env_creator(base.entry_point)).parameters
+    except (ImportError, AttributeError, TypeError, ValueError):
+        return None
+    kwargs = {k: v for k, v in params.items() if k in accepted and k != "render_mode"}
+    steps = params.get("max_episode_steps")
+    limit = steps if isinstance(steps, int) and not isinstance(steps, bool) and steps > 0 else base.max_episode_steps
+    return replace(base, kwargs={**base.kwargs, **kwargs}, max_episode_steps=limit)
+
+
 def _spaces(runs: Sequence[tuple[Ledger, RunFacts]]) -> tuple[str, spaces.Space[Any], spaces.Space[Any]]:
     benchmarks = sorted({facts.benchmark_id for _, facts in runs})
     if len(benchmarks) != 1:
@@ -164,15 +199,17 @@ def _spaces(runs: Sequence[tuple[Ledger, RunFacts]]) -> tuple[str, spaces.Space[
     facts = runs[0][1]
     if facts.observation_space is None or facts.action_space is None or len(declared) != 1:
         raise ConfigError(
-            "Minari needs the observation and action spaces, but the Runs do not all record the same ones "
-            "(no task text, or different Benchmark settings); use the default --format hf"
+            "Minari needs the observation and action spaces, but the records do not all describe the same ones "
+            "(a Run recorded without them, an evaluation record of a Benchmark not registered here, or different "
+            "Benchmark settings); use the default --format hf"
         )
     return benchmarks[0], gym_space(facts.observation_space), gym_space(facts.action_space)
 
 
 def _episode_metadata(run_id: str, ref: EpisodeRef) -> dict[str, Any]:
-    return {
+    metadata = {
         "run_id": run_id,
+        "episode_id": ref.episode_id,
         "submission_id": ref.submission_id,
         "split": ref.split,
         "pool_index": ref.index,
@@ -180,6 +217,7 @@ def _episode_metadata(run_id: str, ref: EpisodeRef) -> dict[str, Any]:
         "program_digest": ref.program_digest,
         "trajectory_digest": ref.trajectory_digest,
     }
+    return {key: value for key, value in metadata.items() if value is not None}  # an Evaluation has no Submission
 
 
 def write_minari(
@@ -194,11 +232,14 @@ def write_minari(
     chosen = dataset_id or default_dataset_id(benchmark, options.visibility)
     if not _ID.match(chosen):
         raise ConfigError(
-            f"Minari dataset id {chosen!r} is malformed; use (namespace/)name-v<version>, e.g. evoledger/cartpole-v0"
+            f"--minari-id {chosen!r} is malformed; use (namespace/)name-v<version>, e.g. evoledger/cartpole-v0"
         )
     data_path = root / chosen / "data"
     data_path.parent.mkdir(parents=True)
-    storage = MinariStorage.new(data_path, observation_space=observation, action_space=action, data_format="arrow")
+    env_spec = env_spec_for(runs[0][1].spec)
+    storage = MinariStorage.new(
+        data_path, observation_space=observation, action_space=action, env_spec=env_spec, data_format="arrow"
+    )
     storage.update_metadata(
         {
             "dataset_id": chosen,
@@ -210,6 +251,7 @@ def write_minari(
         }
     )
     episodes = steps = 0
+    splits: dict[str, tuple[int, int]] = {}
     metadata: list[dict[str, Any]] = []
     for ledger, facts in runs:
         for ref in episode_refs(ledger, facts, options.visibility):
@@ -230,9 +272,11 @@ def write_minari(
             metadata.append(_episode_metadata(facts.run_id, ref))
             episodes += 1
             steps += len(trajectory.actions)
+            seen, stepped = splits.get(ref.split, (0, 0))
+            splits[ref.split] = (seen + 1, stepped + len(trajectory.actions))
             if len(metadata) >= _METADATA_CHUNK:
                 storage.update_episode_metadata(metadata, range(episodes - len(metadata), episodes))
                 metadata = []
     if metadata:
         storage.update_episode_metadata(metadata, range(episodes - len(metadata), episodes))
-    return MinariResult(chosen, data_path, episodes, steps)
+    return MinariResult(chosen, data_path, episodes, steps, splits, env_spec.id if env_spec is not None else None)

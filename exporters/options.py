@@ -54,7 +54,7 @@ def check_configs(names: Iterable[str] | None) -> tuple[ConfigName, ...]:
                 raise UnknownNameError("export config", name, CONFIG_NAMES)
             wanted.add(name)
     if not wanted:
-        raise ConfigError(f"no export config was named; choose from {', '.join(CONFIG_NAMES)}")
+        raise ConfigError(f"--config names no export config; choose from {', '.join(CONFIG_NAMES)}")
     return tuple(name for name in CONFIG_NAMES if name in wanted)
 
 

@@ -3,7 +3,9 @@
 An export writes into a hidden staging directory next to ``out`` and renames it to ``out`` only when
 everything succeeded, so a failed export leaves ``out`` as it was. ``out`` must be absent or empty;
 ``overwrite`` replaces it, but only if it holds an earlier evoledger export (its ``README.md`` card
-says so), so a mistyped path can never wipe an unrelated directory.
+says so), so a mistyped path can never wipe an unrelated directory. Missing parents of ``out`` are
+created (and removed again if the export fails); paths are made absolute first, so a relative ``out``
+means the same directory to every library an export hands it to (Minari's storage among them).
 """
 
 from __future__ import annotations
@@ -15,10 +17,21 @@ from typing import Final
 
 from evoledger.ledger.errors import InputError
 
-__all__ = ["CARD_NAME", "EXPORT_FORMAT", "check_output_dir", "discard", "is_export_card", "publish", "staging_dir"]
+__all__ = [
+    "CARD_NAME",
+    "EXPORT_FORMAT",
+    "check_output_dir",
+    "discard",
+    "is_export_card",
+    "make_parents",
+    "publish",
+    "remove_parents",
+    "staging_dir",
+]
 
 CARD_NAME: Final = "README.md"
-EXPORT_FORMAT: Final = "evoledger.dataset/1"
+EXPORT_FORMAT: Final = "evoledger.dataset/2"
+"""Version 2: ``episode_id`` columns, fixed-size list observations and actions, nullable ``submission_id``."""
 _CARD_MARKER: Final = "\nevoledger:\n  export_format: "
 
 
@@ -40,8 +53,9 @@ def check_output_dir(out: Path, *, overwrite: bool) -> None:
     if out.exists() and not out.is_dir():
         raise InputError(f"--out {out} is a file; choose a directory path for the dataset")
     if not out.exists():
-        if not out.parent.is_dir():
-            raise InputError(f"the parent of --out {out} does not exist; create {out.parent} first")
+        blocker = next((p for p in out.parents if p.exists() and not p.is_dir()), None)
+        if blocker is not None:
+            raise InputError(f"--out {out} cannot be created: {blocker} is a file; choose a path under a directory")
         return
     entries = sorted(entry.name for entry in out.iterdir())
     if not entries:
@@ -50,13 +64,34 @@ def check_output_dir(out: Path, *, overwrite: bool) -> None:
         shown = ", ".join(entries[:5]) + (", ..." if len(entries) > 5 else "")
         raise InputError(
             f"output directory {out} is not empty ({len(entries)} entries: {shown}); choose a new or empty "
-            "directory, or pass --overwrite (overwrite=True) to replace an earlier export"
+            "directory, or pass --overwrite to replace an earlier export"
         )
     if not _is_previous_export(out):
         raise InputError(
             f"--overwrite refused: {out} is not empty and does not hold an evoledger export (no {CARD_NAME} "
             "written by `evoledger export`); remove it yourself or choose another directory"
         )
+
+
+def make_parents(out: Path) -> list[Path]:
+    """Create the missing parents of ``out``; returns them, outermost first, for :func:`remove_parents`."""
+    missing = [parent for parent in reversed(out.parents) if not parent.exists()]
+    try:
+        for parent in missing:
+            parent.mkdir()
+    except OSError as exc:
+        remove_parents(missing)
+        raise InputError(f"cannot create the parent directories of --out {out}: {exc.strerror or exc}") from None
+    return missing
+
+
+def remove_parents(created: list[Path]) -> None:
+    """Remove the directories :func:`make_parents` created, innermost first, where still empty (best effort)."""
+    for parent in reversed(created):
+        try:
+            parent.rmdir()
+        except OSError:
+            return
 
 
 def staging_dir(out: Path) -> Path:

@@ -56,7 +56,8 @@ class RunReport:
     path: str
     head_hash: str
     events: int
-    format_version: int
+    format_version: int | None
+    """The Run's ledger format version (``None`` for an Evaluation record, which does not record one)."""
     benchmark: str
     benchmark_params_hash: str
     created_by: str
@@ -68,10 +69,13 @@ class RunReport:
     """The fingerprint in the Run's ``ledger.sig`` (or named by ``run-created``); ``None``: unsigned."""
     signature: str = "unsigned"
     """The signature verdict on the exported head: ``signed``, ``unsigned`` or ``invalid`` (see ``ledger.signing``)."""
+    record: str = "run"
+    """``run`` (written by ``evoledger run``) or ``evaluation`` (``evoledger evaluate --record-to``)."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "run_id": self.run_id,
+            "record": self.record,
             "path": self.path,
             "head_hash": self.head_hash,
             "events": self.events,

@@ -3,7 +3,10 @@
 Both stream the Run's Episode Events in log order and yield ``(split, RecordBatch)`` pairs of bounded
 size; nothing is kept per Episode once its batch is built, so memory stays flat however long the Run.
 Which Episodes are included depends on the visibility: ``public`` keeps the Submissions' own train
-Episodes (what the Agent saw); ``all`` adds the host-only Validation and Assessment Episodes.
+Episodes (what the Agent saw); ``all`` adds the host-only Validation and Assessment Episodes. An
+Evaluation record's Episodes (``evoledger evaluate --record-to``) are all exported under either
+visibility, in the split they were evaluated on: their plan derives from a public seed, and no Agent
+is kept from them. Every row carries the Episode's globally unique ``episode_id`` (``exporters.runs``).
 
 Step rows are assembled column-wise: an Episode contributes a few numpy arrays (observations,
 actions, rewards), and a batch is built once per ``batch_rows`` rows, so per-step Python work is
@@ -19,7 +22,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 from evoledger.exporters.options import Visibility
-from evoledger.exporters.runs import RunFacts, stored_events
+from evoledger.exporters.runs import RunFacts, episode_id, stored_events
 from evoledger.exporters.schema import episodes_schema, steps_schema
 from evoledger.exporters.spaces import ColumnChunk, ValueEncoding, encode_values, to_arrow
 from evoledger.exporters.trajectories import load_trajectory
@@ -35,7 +38,9 @@ __all__ = ["EpisodeRef", "StepBatcher", "episode_batches", "episode_refs", "step
 class EpisodeRef:
     """One finished Episode as the log describes it (``terminated``/``truncated`` unknown for Assessment)."""
 
-    submission_id: str
+    episode_id: str
+    submission_id: str | None
+    """``None`` for an Episode of an Evaluation record."""
     split: str
     index: int
     attempt: int
@@ -53,6 +58,8 @@ class EpisodeRef:
         return None if self.status == "ok" else self.status
 
     def where(self, run_id: str) -> str:
+        if self.submission_id is None:
+            return f"evaluation record {run_id}, {self.split} Episode {self.index}"
         return f"Run {run_id}, {self.split} Episode {self.index} of {self.submission_id}"
 
 
@@ -65,14 +72,22 @@ def _episode_kinds(visibility: Visibility) -> tuple[str, ...]:
 def episode_refs(ledger: Ledger, facts: RunFacts, visibility: Visibility) -> Iterator[EpisodeRef]:
     """The Run's finished Episodes allowed by ``visibility``, in log order."""
     programs = {s.submission_id: s.accepted.program_digest for s in facts.submissions}
+    evaluation = facts.evaluation
+    record = facts.run_id
     for row in stored_events(ledger, facts.event_count, _episode_kinds(visibility)):
         event = from_stored(row)
         if isinstance(event, EpisodeFinished | ValidationEpisodeFinished):
             sid = event.submission_id
-            if sid is None or (isinstance(event, EpisodeFinished) and sid not in programs):
-                continue  # not an Episode of this Run's Submissions
-            program = event.program_digest if isinstance(event, ValidationEpisodeFinished) else programs[sid]
+            if isinstance(event, ValidationEpisodeFinished):
+                program = event.program_digest
+            elif sid is not None and sid in programs:
+                program = programs[sid]
+            elif sid is None and evaluation is not None and event.evaluation_id == evaluation.evaluation_id:
+                program = evaluation.program_digest
+            else:
+                continue  # not an Episode of this Run's Submissions or of this Evaluation
             yield EpisodeRef(
+                episode_id=episode_id(record, event.split, sid, event.index, event.attempt, row.hash),
                 submission_id=sid,
                 split=event.split,
                 index=event.index,
@@ -89,6 +104,7 @@ def episode_refs(ledger: Ledger, facts: RunFacts, visibility: Visibility) -> Ite
         elif isinstance(event, AssessmentFinished):
             for summary in event.episodes:
                 yield EpisodeRef(
+                    episode_id=episode_id(record, "assessment", event.submission_id, summary.index, 1, row.hash),
                     submission_id=event.submission_id,
                     split="assessment",
                     index=summary.index,
@@ -125,7 +141,7 @@ class StepBatcher:
 
     def _reset(self) -> None:
         self.rows = 0
-        self._labels: list[tuple[str, str, str, str | None]] = []
+        self._labels: list[tuple[str, str, str | None, str, str | None]] = []
         self._indices: list[int] = []
         self._counts: list[int] = []
         self._ends: list[tuple[bool, bool]] = []
@@ -151,7 +167,7 @@ class StepBatcher:
             rewards = np.asarray(trajectory.rewards, dtype=np.float64)
         except (SchemaError, ValueError, TypeError) as exc:
             raise SchemaError(
-                f"{ref.where(run_id)}: {exc}; export with json_spaces=True (--json-spaces) to store such "
+                f"{ref.where(run_id)}: {exc}; export with --json-spaces to store such "
                 "observations and actions as JSON text"
             ) from None
         following = obs[1 : steps + 1]
@@ -161,7 +177,7 @@ class StepBatcher:
                 following = [*following, None]
             else:
                 following = np.concatenate([following, np.zeros((1, *following.shape[1:]), dtype=following.dtype)])
-        self._labels.append((run_id, ref.submission_id, ref.split, ref.policy_failure))
+        self._labels.append((run_id, ref.episode_id, ref.submission_id, ref.split, ref.policy_failure))
         self._indices.append(ref.index)
         self._counts.append(steps)
         self._ends.append((trajectory.terminated, trajectory.truncated))
@@ -198,6 +214,7 @@ class StepBatcher:
             label(0),
             label(1),
             label(2),
+            label(3),
             pa.array(np.repeat(np.asarray(self._indices, dtype=np.int32), counts)),
             pa.array((np.arange(rows, dtype=np.int64) - np.repeat(starts, counts)).astype(np.int32)),
             to_arrow(_concat(self._obs), self._obs_enc),
@@ -206,7 +223,7 @@ class StepBatcher:
             to_arrow(next_chunk, self._obs_enc, mask=null_next if not isinstance(next_chunk, list) else None),
             pa.array(terminated),
             pa.array(truncated),
-            label(3),
+            label(4),
         ]
         self._reset()
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
@@ -244,6 +261,7 @@ def _episode_row(ledger: Ledger, facts: RunFacts, ref: EpisodeRef) -> dict[str, 
         terminated, truncated = trajectory.terminated, trajectory.truncated
     return {
         "run_id": facts.run_id,
+        "episode_id": ref.episode_id,
         "benchmark": facts.benchmark_id,
         "submission_id": ref.submission_id,
         "split": ref.split,

@@ -1,5 +1,9 @@
 """A Run's small facts, read in one pass over its log: identity, public spec, Programs, Submissions, verdict.
 
+A record written by ``evoledger evaluate --record-to`` is read the same way: it has no Agent, Submissions
+or verdict, only an ``evaluation-started`` Event naming its Benchmark and Program, and its Episodes
+(``episode-finished`` with an ``evaluation_id``); its id is the evaluation id.
+
 Exporters read a Run in two kinds of passes. This module is the first: everything whose size grows
 with the number of Submissions (never with the number of Episodes or steps), so that the row builders
 can stream Episodes and steps afterwards with flat memory. Every pass stops at the head read when the
@@ -9,6 +13,18 @@ consistent prefix.
 The Benchmark's public spec (observation and action spaces, score direction) comes from
 ``run-created.benchmark_spec``; for records made before that field existed, it is read from the task
 text Object the Agent was given (``agent-started.task_digest``), which embeds the spec as a JSON block.
+An Evaluation record holds no spec; the caller may supply one (``export_dataset(spec_for=...)``).
+
+Every Episode gets a globally unique id (:func:`episode_id`): the record's id (Run id or evaluation id),
+split, owner (Submission id, or ``evaluation``), pool index and attempt, then ``@`` and the first 16 hex
+digits of the hash of the Event that recorded the Episode::
+
+    cartpole-0/train/submission-000004/17/1@3b54855e62c3d1f0
+
+The readable part says which Episode it is. The hash chains over the whole log before that Event, so it
+differs between any two Events of one log and between two Runs that share a directory name (and so a
+Run id), unless their logs agree up to that Episode, in which case it is the same Episode. (One
+``assessment-finished`` Event records several Episodes; their pool indices tell them apart.)
 """
 
 from __future__ import annotations
@@ -25,7 +41,9 @@ from evoledger.ledger.errors import InputError, LedgerNotFoundError, ObjectEvict
 from evoledger.ledger.events import (
     AgentStarted,
     AssessmentFinished,
+    BenchmarkIdentity,
     CandidateSelected,
+    EvaluationStarted,
     EventBase,
     FeedbackPublished,
     FinishAccepted,
@@ -39,10 +57,20 @@ from evoledger.ledger.records import StoredEvent
 from evoledger.ledger.store import Ledger
 from evoledger.projections.run_state import RunState, fold
 
-__all__ = ["RunFacts", "SubmissionFacts", "open_run", "public_spec_from_task_text", "read_run_facts", "stored_events"]
+__all__ = [
+    "RunFacts",
+    "SubmissionFacts",
+    "episode_id",
+    "open_run",
+    "public_spec_from_task_text",
+    "read_run_facts",
+    "stored_events",
+]
 
+_RECORD_KINDS: Final = ("run-created", "evaluation-started")
 _FACT_KINDS: Final = (
     "run-created",
+    "evaluation-started",
     "agent-started",
     "program-snapshotted",
     "submission-accepted",
@@ -77,7 +105,10 @@ class RunFacts:
     path: Path
     head_hash: str
     event_count: int
-    created: RunCreated
+    created: RunCreated | None
+    """The Run's ``run-created`` Event (``None`` for an Evaluation record)."""
+    evaluation: EvaluationStarted | None
+    """The ``evaluation-started`` Event of an Evaluation record (``None`` for a Run)."""
     spec: Mapping[str, Any] | None
     """The Benchmark's public spec as shown to the Agent, or ``None`` if no task text was recorded."""
     task_digests: tuple[str, ...]
@@ -89,15 +120,32 @@ class RunFacts:
     selection: CandidateSelected | None
     assessment: AssessmentFinished | None
     ended: RunEnded | None
-    state: RunState = field(repr=False)
+    state: RunState | None = field(repr=False)
+    """The Run's folded state (``None`` for an Evaluation record)."""
 
     @property
     def run_id(self) -> str:
-        return self.created.run_id
+        """The Run id, or the evaluation id of an Evaluation record."""
+        if self.created is not None:
+            return self.created.run_id
+        return self.evaluation.evaluation_id if self.evaluation is not None else ""
+
+    @property
+    def benchmark(self) -> BenchmarkIdentity:
+        if self.created is not None:
+            return self.created.benchmark
+        if self.evaluation is None:  # pragma: no cover - read_run_facts sets one of the two
+            raise InputError(f"{self.path} is neither a Run nor an evaluation record")
+        return self.evaluation.benchmark
 
     @property
     def benchmark_id(self) -> str:
-        return self.created.benchmark.id
+        return self.benchmark.id
+
+    @property
+    def created_by(self) -> str:
+        record = self.created or self.evaluation
+        return record.created_by if record is not None else ""
 
     @property
     def observation_space(self) -> Mapping[str, Any] | None:
@@ -115,7 +163,7 @@ class RunFacts:
     @property
     def selected(self) -> str | None:
         """The selected Candidate (by Validation, or by the Run's fallback), if any."""
-        return self.state.selected
+        return self.state.selected if self.state is not None else None
 
     def validation_score(self, submission_id: str) -> float | None:
         """The Validation score of Candidate ``submission_id`` (``None`` if it was not validated)."""
@@ -159,8 +207,14 @@ def public_spec_from_task_text(text: str) -> dict[str, Any] | None:
     return None
 
 
+def episode_id(record_id: str, split: str, submission_id: str | None, index: int, attempt: int, event_hash: str) -> str:
+    """The globally unique id of an Episode recorded by the Event whose hash is ``event_hash`` (see the module doc)."""
+    suffix = event_hash.removeprefix("sha256:")[:16]
+    return f"{record_id}/{split}/{submission_id or 'evaluation'}/{index}/{attempt}@{suffix}"
+
+
 def open_run(run_dir: str | os.PathLike[str]) -> Ledger:
-    """Open ``run_dir`` read-only, refusing a missing directory and an evaluation record."""
+    """Open ``run_dir`` (a Run or an evaluation record) read-only, refusing a missing directory or other ledgers."""
     path = Path(run_dir)
     if not path.exists():
         raise LedgerNotFoundError(
@@ -170,16 +224,11 @@ def open_run(run_dir: str | os.PathLike[str]) -> Ledger:
         raise InputError(f"{path} is a file, not a Run directory; pass the directory a Run was recorded to")
     ledger = Ledger.open(path)
     try:
-        first = next(ledger.records(kinds=("run-created", "evaluation-started")), None)
+        first = next(ledger.records(kinds=_RECORD_KINDS), None)
         if first is None:
             raise InputError(
-                f"{path} holds a ledger but no run-created event, so it is not a Run; export works on Run "
-                "directories written by `evoledger run`"
-            )
-        if first.kind == "evaluation-started":
-            raise InputError(
-                f"{path} is an evaluation record (written by `evoledger evaluate`), not a Run; export works on "
-                "Run directories written by `evoledger run`"
+                f"{path} holds a ledger but neither a Run nor an evaluation record; export works on directories "
+                "written by `evoledger run` or `evoledger evaluate --record-to`"
             )
     except BaseException:
         ledger.close()
@@ -212,6 +261,7 @@ def read_run_facts(ledger: Ledger) -> RunFacts:
     head = ledger.head()
     events: list[EventBase] = []
     created: RunCreated | None = None
+    evaluation: EvaluationStarted | None = None
     tasks: list[str] = []
     initial: str | None = None
     programs: dict[str, ProgramSnapshotted] = {}
@@ -226,6 +276,8 @@ def read_run_facts(ledger: Ledger) -> RunFacts:
         events.append(event)
         if isinstance(event, RunCreated):
             created = created or event
+        elif isinstance(event, EvaluationStarted):
+            evaluation = evaluation or event
         elif isinstance(event, AgentStarted) and event.task_digest is not None:
             tasks.append(event.task_digest)
         elif isinstance(event, ProgramSnapshotted):
@@ -244,8 +296,8 @@ def read_run_facts(ledger: Ledger) -> RunFacts:
             assessment = event
         elif isinstance(event, RunEnded):
             ended = event
-    if created is None:  # open_run checked this; a caller may have opened the ledger itself
-        raise InputError(f"{ledger.path} has no run-created event, so it is not a Run")
+    if created is None and evaluation is None:  # open_run checked this; a caller may have opened the ledger itself
+        raise InputError(f"{ledger.path} has neither a run-created nor an evaluation-started event")
     submissions = tuple(
         SubmissionFacts(e, position, feedback.get(e.submission_id)) for position, e in enumerate(accepted, start=1)
     )
@@ -255,7 +307,8 @@ def read_run_facts(ledger: Ledger) -> RunFacts:
         head_hash=head.hash,
         event_count=head.count,
         created=created,
-        spec=dict(created.benchmark_spec) or _task_spec(ledger, task_digests),
+        evaluation=evaluation,
+        spec=(dict(created.benchmark_spec) if created is not None else {}) or _task_spec(ledger, task_digests),
         task_digests=task_digests,
         initial_program=initial,
         programs=programs,
@@ -264,5 +317,5 @@ def read_run_facts(ledger: Ledger) -> RunFacts:
         selection=selection,
         assessment=assessment,
         ended=ended,
-        state=fold(events),
+        state=fold(events) if created is not None else None,
     )

@@ -35,10 +35,11 @@ def _schema(*fields: tuple[str, pa.DataType, bool]) -> pa.Schema:
 
 
 def steps_schema(observation: ValueEncoding, action: ValueEncoding) -> pa.Schema:
-    """One row per Environment step."""
+    """One row per Environment step (``submission_id`` is null for the Episodes of an Evaluation record)."""
     return _schema(
         ("run_id", _STR, False),
-        ("submission_id", _STR, False),
+        ("episode_id", _STR, False),
+        ("submission_id", _STR, True),
         ("split", _STR, False),
         ("episode_index", _I32, False),
         ("step", _I32, False),
@@ -53,11 +54,12 @@ def steps_schema(observation: ValueEncoding, action: ValueEncoding) -> pa.Schema
 
 
 def episodes_schema() -> pa.Schema:
-    """One row per Episode."""
+    """One row per Episode (``submission_id`` is null for the Episodes of an Evaluation record)."""
     return _schema(
         ("run_id", _STR, False),
+        ("episode_id", _STR, False),
         ("benchmark", _STR, False),
-        ("submission_id", _STR, False),
+        ("submission_id", _STR, True),
         ("split", _STR, False),
         ("episode_index", _I32, False),
         ("attempt", _I32, False),
@@ -182,19 +184,30 @@ def _fields(kind: pa.StructType) -> list[dict[str, Any]]:
     return [{"name": kind.field(i).name, **_feature(kind.field(i).type)} for i in range(kind.num_fields)]
 
 
+def _list(kind: pa.DataType) -> dict[str, Any]:
+    """A list feature; a fixed-size list carries its ``length`` (``datasets`` ``List(..., length=N)``)."""
+    if pa.types.is_fixed_size_list(kind):
+        return {"list": _list_item(kind.value_type), "length": kind.list_size}
+    return {"list": _list_item(kind.value_type)}
+
+
+def _is_list(kind: pa.DataType) -> bool:
+    return bool(pa.types.is_list(kind) or pa.types.is_fixed_size_list(kind))
+
+
 def _list_item(kind: pa.DataType) -> Any:
     if pa.types.is_struct(kind):
         return _fields(kind)
-    if pa.types.is_list(kind):
-        return {"list": _list_item(kind.value_type)}
+    if _is_list(kind):
+        return _list(kind)
     return _dtype(kind)
 
 
 def _feature(kind: pa.DataType) -> dict[str, Any]:
     if pa.types.is_struct(kind):
         return {"struct": _fields(kind)}
-    if pa.types.is_list(kind):
-        return {"list": _list_item(kind.value_type)}
+    if _is_list(kind):
+        return _list(kind)
     return {"dtype": _dtype(kind)}
 
 

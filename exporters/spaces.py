@@ -9,14 +9,18 @@ space                                       column
 ==========================================  ===========================================
 ``Discrete``                                ``int64``
 ``Box`` of floats, shape ``()``             ``float32`` (``float64`` for a float64 Box)
-``Box`` of floats, shape ``(a, b, ...)``    nested lists of ``float32`` (or ``float64``)
-``Box`` of integers, ``MultiDiscrete``,     nested lists of ``int64`` (scalar for shape ``()``)
+``Box`` of floats, shape ``(a, b, ...)``    fixed-size lists of ``float32`` (or ``float64``)
+``Box`` of integers, ``MultiDiscrete``,     fixed-size lists of ``int64`` (scalar for shape ``()``)
 ``MultiBinary``
 anything else (``Tuple``, ``Dict``, ...)    JSON text (sorted keys)
 ==========================================  ===========================================
 
+Shaped columns are Arrow fixed-size lists, one level per dimension (``float32[4]`` is
+``fixed_size_list<float>[4]``), which ``datasets`` loads as ``List(Value("float32"), length=4)``:
+every row has the declared shape, so no consumer has to check lengths.
+
 Values are checked against the declared shape and kind; a value that does not fit raises
-:class:`SchemaError` (export with ``json_spaces=True`` to store such values as JSON text instead).
+:class:`SchemaError` (export with ``--json-spaces`` to store such values as JSON text instead).
 """
 
 from __future__ import annotations
@@ -38,7 +42,6 @@ EncodingKind = Literal["int", "float", "json"]
 ColumnChunk = np.ndarray[Any, Any] | list[str | None]
 """One Episode's encoded values: an array of shape ``(n, *shape)`` for typed columns, else JSON strings."""
 
-_MAX_LIST_VALUES: Final = 2**31 - 1
 _FLOAT_KINDS: Final = "fiu"
 
 
@@ -66,12 +69,12 @@ class ValueEncoding:
 
     @property
     def arrow_type(self) -> pa.DataType:
-        """The column type: the element type wrapped in one list per dimension."""
+        """The column type: the element type wrapped in one fixed-size list per dimension."""
         result = self.element_type
         if self.kind == "json":
             return result
-        for _ in self.shape:
-            result = pa.list_(result)
+        for dim in reversed(self.shape):
+            result = pa.list_(result, dim)
         return result
 
     @property
@@ -98,7 +101,7 @@ def _shape(raw: object) -> tuple[int, ...] | None:
 def encoding_for(space: Mapping[str, Any] | None) -> ValueEncoding:
     """The column encoding for a space description (JSON text when the space is unknown or structured)."""
     if space is None:
-        return ValueEncoding("json", reason="the Run recorded no space description")
+        return ValueEncoding("json", reason="the record describes no spaces")
     kind = space.get("type")
     if kind == "Discrete":
         return ValueEncoding("int")
@@ -162,17 +165,12 @@ def to_arrow(chunk: ColumnChunk, encoding: ValueEncoding, mask: np.ndarray[Any, 
     rows = chunk.shape[0]
     if not encoding.shape:
         return pa.array(chunk, type=encoding.element_type, mask=mask)
-    if chunk.size > _MAX_LIST_VALUES:
-        raise SchemaError(f"{chunk.size} values in one batch exceed Arrow's list limit; lower row_group_rows")
     values: pa.Array = pa.array(chunk.reshape(-1), type=encoding.element_type)
-    count = chunk.size
     dims = list(encoding.shape)
     for depth, dim in enumerate(reversed(dims)):
-        count //= dim
-        offsets = pa.array(np.arange(0, (count + 1) * dim, dim, dtype=np.int32))
         outermost = depth == len(dims) - 1
-        values = pa.ListArray.from_arrays(
-            offsets, values, type=pa.list_(values.type), mask=pa.array(mask) if outermost and mask is not None else None
+        values = pa.FixedSizeListArray.from_arrays(
+            values, dim, mask=pa.array(mask) if outermost and mask is not None else None
         )
     if len(values) != rows:  # pragma: no cover - arithmetic guard
         raise SchemaError(f"built {len(values)} rows from {rows}")

@@ -64,7 +64,12 @@ def _print(report: Any) -> None:
 
 @click.command("export")
 @click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path))
-@click.option("--out", required=True, type=click.Path(path_type=Path), help="Dataset directory (new or empty).")
+@click.option(
+    "--out",
+    required=True,
+    type=click.Path(path_type=Path),
+    help="Dataset directory (new or empty; missing parents are created).",
+)
 @click.option(
     "--config",
     "configs",
@@ -96,19 +101,23 @@ def export_command(
     overwrite: bool,
     as_json: bool,
 ) -> None:
-    """Export Runs as a rollout dataset for RL and post-training.
+    """Export Runs (or `evaluate --record-to` records) as a rollout dataset for RL and post-training.
 
     Writes Parquet (zstd) configs `steps`, `episodes`, `submissions` and `messages` with a README
     dataset card that `datasets.load_dataset(OUT, CONFIG)` reads offline; `--format minari` writes
     the steps as a Minari dataset instead. `--visibility public` (default) keeps only what the Agent
-    could see plus outcome labels; `all` adds the Validation and Assessment Episodes.
+    could see plus outcome labels; `all` adds the Validation and Assessment Episodes. Every step and
+    Episode row has a globally unique `episode_id`.
 
     \b
     Examples:
       evoledger export runs/cartpole-0 --out datasets/cartpole
       evoledger export runs/a runs/b --out datasets/ab --config steps --visibility all --json
       evoledger export runs/cartpole-0 --out datasets/cartpole-minari --format minari
+      evoledger export runs/eval-1 --out datasets/eval-1   (a record of evaluate --record-to runs/eval-1)
     """
+    from evoledger.kernel.cli.export_spaces import registered_spec
+
     _require(output_format)
     export = load_object(EXPORTER)
     report = export(
@@ -121,6 +130,7 @@ def export_command(
         overwrite=overwrite,
         json_spaces=json_spaces,
         minari_dataset_id=minari_id,
+        spec_for=registered_spec,
     )
     if as_json:
         echo_json(report.to_dict())

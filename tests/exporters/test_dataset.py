@@ -185,6 +185,7 @@ def test_card_yaml_parses_and_matches_the_files(datasets: Any, exported: SimpleN
         assert meta["runs"] == [
             {
                 "run_id": recorded_run.name,
+                "record": "run",
                 "head_hash": head.hash,
                 "events": head.count,
                 "format_version": 1,
@@ -195,7 +196,7 @@ def test_card_yaml_parses_and_matches_the_files(datasets: Any, exported: SimpleN
                 "signature": "unsigned",
             }
         ]
-        assert meta["export_format"] == "evoledger.dataset/1"
+        assert meta["export_format"] == "evoledger.dataset/2"
         assert meta["ledger_format_version"] == 1
 
 

@@ -15,7 +15,7 @@ from evoledger.ledger.errors import (
     SchemaError,
     UnknownNameError,
 )
-from evoledger.ledger.events import BenchmarkIdentity, EvaluationStarted
+from evoledger.ledger.events import BenchmarkIdentity, EvaluationStarted, ProgramSnapshotted
 from evoledger.ledger.store import Ledger
 
 
@@ -35,7 +35,27 @@ def test_directory_without_a_ledger(tmp_path: Path) -> None:
         export_dataset([tmp_path / "empty"], tmp_path / "out")
 
 
-def test_evaluation_record_is_not_a_run(tmp_path: Path) -> None:
+def test_a_ledger_that_is_neither_a_run_nor_an_evaluation_record(tmp_path: Path) -> None:
+    record = tmp_path / "other"
+    with Ledger.create(record) as ledger:
+        ledger.append(
+            [
+                ProgramSnapshotted(
+                    program_digest=digest_of(b"program"),
+                    files={"policy.py": digest_of(b"x")},
+                    entry_point="policy.py",
+                    file_count=1,
+                    total_bytes=1,
+                    source="evaluation",
+                )
+            ]
+        )
+    with pytest.raises(InputError, match=r"neither a Run nor an evaluation record; .*evoledger evaluate --record-to"):
+        export_dataset([record], tmp_path / "out")
+    assert not (tmp_path / "out").exists()
+
+
+def test_evaluation_records_alone_have_no_submissions_or_messages(tmp_path: Path) -> None:
     record = tmp_path / "evaluation"
     with Ledger.create(record) as ledger:
         ledger.append(
@@ -50,8 +70,8 @@ def test_evaluation_record_is_not_a_run(tmp_path: Path) -> None:
                 )
             ]
         )
-    with pytest.raises(InputError, match=r"is an evaluation record .* not a Run"):
-        export_dataset([record], tmp_path / "out")
+    with pytest.raises(ConfigError, match=r"evaluation records .* --config messages has nothing to export; pass"):
+        export_dataset([record], tmp_path / "out", configs=["messages"])
     assert not (tmp_path / "out").exists()
 
 

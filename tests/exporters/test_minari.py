@@ -102,3 +102,22 @@ def test_steps_that_do_not_fit_the_declared_spaces_are_a_schema_error_naming_the
     bad = synth.run(synth.Run("bad", [[synth.cartpole(2)]], action_space=box))
     with pytest.raises(SchemaError, match="do not fit the declared spaces"):
         export_dataset([bad], tmp_path / "out", output_format="minari")
+
+
+def test_env_spec_comes_from_gymnasium_registry_only() -> None:
+    from evoledger.exporters.minari_export import env_spec_for
+
+    def spec(params: dict[str, object], source: str = "gymnasium") -> dict[str, object]:
+        return {"metadata": {"source": source}, "environment_parameters": params}
+
+    lake = env_spec_for(
+        spec({"gymnasium_id": "FrozenLake-v1", "max_episode_steps": 200, "map_name": "8x8", "map": ["SFFF"]})
+    )
+    assert lake is not None
+    assert (lake.id, lake.max_episode_steps) == ("FrozenLake-v1", 200)
+    assert lake.kwargs["map_name"] == "8x8"
+    assert "map" not in lake.kwargs  # a public fact, not a constructor argument
+    assert env_spec_for(spec({"gymnasium_id": "os:Evil-v0"})) is None  # never an id naming a module to import
+    assert env_spec_for(spec({"gymnasium_id": "NoSuchEnv-v0"})) is None
+    assert env_spec_for(spec({"gymnasium_id": "CartPole-v1"}, source="evoledger")) is None
+    assert env_spec_for(None) is None

@@ -69,7 +69,7 @@ def test_int_values_that_do_not_fit(values: list[Any], problem: str) -> None:
 def test_float32_columns_keep_float32_values_exactly() -> None:
     values = [[float(np.float32(0.1)), -1.0], [3.5, float(np.float32(1e-3))]]
     column = to_arrow(encode_values(values, ValueEncoding("float", (2,))), ValueEncoding("float", (2,)))
-    assert column.type == pa.list_(pa.float32())
+    assert column.type == pa.list_(pa.float32(), 2)
     assert column.to_pylist() == values
 
 
@@ -86,7 +86,7 @@ def test_empty_values() -> None:
     encoding = ValueEncoding("int", (3,))
     column = to_arrow(encode_values([], encoding), encoding)
     assert len(column) == 0
-    assert column.type == pa.list_(pa.int64())
+    assert column.type == pa.list_(pa.int64(), 3)
 
 
 @settings(max_examples=60, deadline=None)
