@@ -1,11 +1,10 @@
 """The Host coordinator: decides every Session request and appends the Events that record it.
 
-Only this object writes the Run's ledger while the Agent has authority. It keeps the run-state
-projection current by folding each Event it appends, decides ``submit``/``finish``/``status`` from
-that state alone, runs a Submission's Episodes through the executor and publishes Feedback. Every append
-is also folded into the public projections (``kernel.run.publication``): the retention decisions they return
-are appended too, then their bytes evicted, and the Agent's ``feedback/`` is refreshed once per request.
-Build a Host with :meth:`evoledger.kernel.run.live.LiveRun.open`, which folds it from the log.
+Only this object writes the Run's ledger while the Agent has authority (``LiveRun.open`` builds it from the
+log). It folds each Event it appends into the run state and the public projections, appending the retention
+decisions those return (``kernel.run.publication``); decides ``submit``/``finish``/``status`` from that state
+alone; runs a Submission's Episodes through the executor; publishes Feedback; and refreshes the Agent's
+``feedback/`` once per request.
 
 Refusals are recorded bounded: the message is cut (``kernel.session.rejections``) and the request is
 kept as its digest and prefix (``ledger.events.request_summary``); finish's checks are linear in the
@@ -216,25 +215,20 @@ class RunHost:
                 )
 
     def _snapshot(self, program: str, request: dict[str, Any]) -> ProgramSnapshot:
-        workspace = self._layout.workspace.resolve()
+        workspace, path = self._layout.workspace.resolve(), f"program path {program[:200]!r}"
         try:
             candidate = (workspace / program).resolve()
         except (ValueError, OSError) as exc:  # NUL (refused by the protocol already), ENAMETOOLONG, ELOOP
-            raise self._reject_submission(
-                "program_invalid", f"program path {program[:200]!r} cannot be resolved: {exc}", request
-            ) from None
+            raise self._reject_submission("program_invalid", f"{path} cannot be resolved: {exc}", request) from None
         if not candidate.is_relative_to(workspace):
             raise self._reject_submission(
-                "program_invalid",
-                f"program path {program[:200]!r} is outside the workspace; submit e.g. 'program'",
-                request,
+                "program_invalid", f"{path} is outside the workspace; submit e.g. 'program'", request
             )
         try:
             candidate.is_dir()  # ENAMETOOLONG (a name over 255 bytes) and the like surface here
         except OSError as exc:
-            raise self._reject_submission(
-                "program_invalid", f"program path {program[:200]!r} cannot be opened: {exc.strerror}", request
-            ) from None
+            message = f"{path} cannot be opened: {exc.strerror}"
+            raise self._reject_submission("program_invalid", message, request) from None
         try:
             return snapshot_program(
                 candidate, self._ledger.objects, settle_seconds=_SNAPSHOT_SETTLE_SECONDS, within=workspace
@@ -275,21 +269,11 @@ class RunHost:
         )
         return self.run_submission(submission_id)
 
-    def complete_submission(self, submission_id: str) -> None:
-        """Finish the work of a Submission left in flight (``resume``): run its pending Episodes, publish.
-
-        An unexpected error is recorded like a failed request (``request-failed``) and the Run goes on, so
-        that a Submission whose publication keeps failing cannot make every ``resume`` fail the same way.
-        """
-        try:
-            self.run_submission(submission_id)
-        except Exception as error:
-            self.record_failure("submit", {"submission_id": submission_id}, error, answered=False)
-
     def run_submission(self, submission_id: str) -> SubmitAnswer:
         """Run the pending Episodes of an accepted Submission, then publish its Feedback.
 
-        Also used by ``resume`` to complete a Submission whose Episodes were in flight at a crash.
+        Also used by ``resume`` to complete a Submission whose Episodes were in flight at a crash
+        (:meth:`evoledger.kernel.run.live.LiveRun.complete_in_flight`).
         """
         view = self.state.submissions[submission_id]
         with private_program_copy(view.program_digest, self._ledger.objects) as program_dir:

@@ -73,9 +73,17 @@ class LiveRun:
         return not state.finished and state.ended_reason is None
 
     def complete_in_flight(self) -> None:
-        """Run and publish the Submissions a crash left in flight (``resume``), then refresh ``feedback/``."""
-        for sid in self.host.state.submission_order:
-            view = self.host.state.submissions[sid]
+        """Run and publish the Submissions a crash left in flight (``resume``), then refresh ``feedback/``.
+
+        An unexpected error is recorded like a failed request (``request-failed``) and the Run goes on, so
+        that a Submission whose publication keeps failing cannot make every ``resume`` fail the same way.
+        """
+        host = self.host
+        for sid in host.state.submission_order:
+            view = host.state.submissions[sid]
             if view.pending or not view.published:
-                self.host.complete_submission(sid)
-        self.host.refresh_feedback()
+                try:
+                    host.run_submission(sid)
+                except Exception as error:
+                    host.record_failure("submit", {"submission_id": sid}, error, answered=False)
+        host.refresh_feedback()
