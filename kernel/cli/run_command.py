@@ -29,9 +29,9 @@ def print_summary(result: RunResult, console: Console) -> None:
     for column in ("submission", "episodes", "public score", "policy failures", "selected"):
         table.add_column(column)
     for s in result.submissions:
-        score = "n/a" if s["score"] is None else f"{s['score']:.3f}"
-        mark = "★" if s["submission_id"] == result.selected else ""
-        table.add_row(cell(s["submission_id"]), str(s["episodes"]), score, str(s["policy_failures"]), mark)
+        score = "n/a" if s.score is None else f"{s.score:.3f}"
+        mark = "★" if s.submission_id == result.selected else ""
+        table.add_row(cell(s.submission_id), str(s.episodes), score, str(s.policy_failures), mark)
     console.print(table)
     verdict = Table(title="verdict", show_header=False)
     verdict.add_column("what")
@@ -39,8 +39,8 @@ def print_summary(result: RunResult, console: Console) -> None:
     verdict.add_row("terminal reason", cell(result.reason))
     verdict.add_row("selected Candidate", cell(result.selected or "none"))
     for v in result.validation:
-        score = "n/a" if v["score"] is None else f"{v['score']:.3f}"
-        verdict.add_row(cell(f"validation {v['submission_id']}"), f"{score} ({v['policy_failures']} failures)")
+        score = "n/a" if v.score is None else f"{v.score:.3f}"
+        verdict.add_row(cell(f"validation {v.submission_id}"), f"{score} ({v.policy_failures} failures)")
     assessed = "n/a" if result.assessment_score is None else f"{result.assessment_score:.3f}"
     verdict.add_row("assessment score", assessed)
     verdict.add_row("budget used", f"{result.budget_used} of {result.budget_total}")

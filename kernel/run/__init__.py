@@ -9,7 +9,7 @@ from evoledger.kernel.run.config import (
     ValidationConfig,
 )
 from evoledger.kernel.run.layout import RunLayout
-from evoledger.kernel.run.runner import RunResult, continue_run, run
+from evoledger.kernel.run.runner import RunResult, SubmissionRow, ValidationRow, continue_run, run
 
 __all__ = [
     "AgentConfig",
@@ -19,7 +19,9 @@ __all__ = [
     "RunConfig",
     "RunLayout",
     "RunResult",
+    "SubmissionRow",
     "ValidationConfig",
+    "ValidationRow",
     "continue_run",
     "run",
 ]

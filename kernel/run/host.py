@@ -1,9 +1,10 @@
 """The Host coordinator: decides every Session request and appends the Events that record it.
 
-Only this object writes the Run's ledger while the Agent has authority. It keeps the run-state
-projection current by folding each Event it appends, decides ``submit``/``finish``/``status`` from
-that state alone, runs a Submission's Episodes through the executor, publishes Feedback, applies
-bulk retention and refreshes the Agent's ``feedback/`` mirror.
+Only this object writes the Run's ledger while the Agent has authority (``LiveRun.open`` builds it from the
+log). It folds each Event it appends into the run state and the public projections, appending the retention
+decisions those return (``kernel.run.publication``); decides ``submit``/``finish``/``status`` from that state
+alone; runs a Submission's Episodes through the executor; publishes Feedback; and refreshes the Agent's
+``feedback/`` once per request.
 
 Refusals are recorded bounded: the message is cut (``kernel.session.rejections``) and the request is
 kept as its digest and prefix (``ledger.events.request_summary``); finish's checks are linear in the
@@ -14,10 +15,10 @@ number of ids. An unexpected error while deciding a request is recorded by :meth
 from __future__ import annotations
 
 import contextlib
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from typing import Any, Final
 
-from evoledger.kernel.authoring import Benchmark, score_of
+from evoledger.kernel.authoring import Benchmark
 from evoledger.kernel.execution import EpisodeTask, Executor
 from evoledger.kernel.planning import PlannedEpisode
 from evoledger.kernel.recording import outcome_events
@@ -25,16 +26,29 @@ from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.crash_points import CrashPoint
 from evoledger.kernel.run.layout import RunLayout
 from evoledger.kernel.run.private_copies import private_program_copy
-from evoledger.kernel.run.records import records_from_views
+from evoledger.kernel.run.publication import FeedbackFolder, Publication, feedback_event, publish
 from evoledger.kernel.run.request_failures import LEDGER_FAILURES, failure_events
-from evoledger.kernel.session import FinishParams, Rejection, SelectorError, SubmitParams, check_in_pool, parse_selector
-from evoledger.ledger.canonical import canonical_json
+from evoledger.kernel.session import (
+    FinishParams,
+    Rejection,
+    RejectionCode,
+    SelectorError,
+    SubmitParams,
+    check_in_pool,
+    parse_selector,
+)
+from evoledger.kernel.session.answers import (
+    EpisodeAnswer,
+    FinishAnswer,
+    SessionAnswer,
+    StatusAnswer,
+    SubmissionAnswer,
+    SubmitAnswer,
+)
 from evoledger.ledger.errors import SnapshotError
 from evoledger.ledger.events import (
-    ArtifactRef,
     EpisodeStarted,
     EventBase,
-    FeedbackPublished,
     FinishAccepted,
     FinishRejected,
     SubmissionAccepted,
@@ -73,9 +87,10 @@ class RunHost:
         train_pool: Sequence[PlannedEpisode],
         executor: Executor,
         state: RunState,
-        on_published: Callable[[RunState], None] | None = None,
-        after_append: Callable[[Sequence[EventBase]], None] | None = None,
+        publication: Publication,
+        feedback: FeedbackFolder,
     ) -> None:
+        """``state`` and ``publication`` are the projections folded from the log so far."""
         self._ledger = ledger
         self._layout = layout
         self._config = config
@@ -83,34 +98,44 @@ class RunHost:
         self._pool = list(train_pool)
         self._executor = executor
         self.state = state
-        self._on_published = on_published
-        self._after_append = after_append
+        self.publication = publication
+        self._feedback = feedback
         self._crash_point = CrashPoint.from_env()
 
     # ------------------------------------------------------------------------------------------ recording
 
     def append(self, events: Sequence[EventBase]) -> None:
-        """Append ``events`` atomically and fold them into the run state."""
+        """Append ``events`` atomically and fold them; then record and apply the evictions they call for."""
         if not events:
             return
         self._ledger.append(events)
         for event in events:
             self.state = apply(self.state, event)
-        if self._after_append is not None:
-            self._after_append(events)
+        self.publication, evictions = publish(self.publication, events, self._config.bulk_feedback_retention_bytes)
         if self._crash_point is not None:
             self._crash_point.observe(events)
+        self._feedback.evict(events)  # the bytes of a bulk-evicted among them go only once it is recorded
+        self.append(evictions)
+
+    def refresh_feedback(self, *, full: bool = False) -> None:
+        """Bring the Agent's ``feedback/`` up to the log (``full``: reconciled with the whole folder)."""
+        if full:
+            self._feedback.reconcile(self.publication.mirror)
+        else:
+            self._feedback.refresh(self.publication.mirror)
 
     def _reject_submission(
-        self, code: str, message: str, request: dict[str, Any], retryable: bool = False
+        self, code: RejectionCode, message: str, request: dict[str, Any], retryable: bool = False
     ) -> Rejection:
-        rejection = Rejection(code, message, retryable)  # type: ignore[arg-type]  # bounds the message
+        rejection = Rejection(code, message, retryable)  # bounds the message
         summary = request_summary(request)
         self.append([SubmissionRejected(code=code, message=rejection.message, retryable=retryable, request=summary)])
         return rejection
 
-    def _reject_finish(self, code: str, message: str, request: dict[str, Any], retryable: bool = False) -> Rejection:
-        rejection = Rejection(code, message, retryable)  # type: ignore[arg-type]  # bounds the message
+    def _reject_finish(
+        self, code: RejectionCode, message: str, request: dict[str, Any], retryable: bool = False
+    ) -> Rejection:
+        rejection = Rejection(code, message, retryable)  # bounds the message
         summary = request_summary(request)
         self.append([FinishRejected(code=code, message=rejection.message, retryable=retryable, request=summary)])
         return rejection
@@ -128,37 +153,37 @@ class RunHost:
             self.append(events)
         except Exception as failure:
             raise error from failure
-        if answered and self._on_published is not None:
+        if answered:
             # the Agent's rejections.json shows it; a failure here is most likely the same fault again (recorded
             # already), and the mirror is reconciled before judging
             with contextlib.suppress(Exception):
-                self._on_published(self.state)
+                self.refresh_feedback()
         return rejection
 
     # -------------------------------------------------------------------------------------------- status
 
-    def status(self) -> dict[str, Any]:
+    def status(self) -> StatusAnswer:
         """The read-only ``status`` answer: budget, limits and the Submissions so far."""
         s = self.state
-        return {
-            "budget_total": s.episode_budget,
-            "budget_used": s.charged - s.refunded,
-            "budget_left": s.budget_left,
-            "submissions_used": s.submissions_used,
-            "submissions_left": s.submissions_left,
-            "max_submissions": s.max_submissions,
-            "pool_size": self._config.pool_size,
-            "max_episodes_per_submission": self._config.episodes_per_submission,
-            "max_candidates": self._config.candidate_limit,
-            "finish_budget_policy": self._config.finish_budget_policy,
-            "score_direction": self._benchmark.spec.score_direction,
-            "primary_metric": self._benchmark.spec.primary_metric,
-            "finished": s.finished,
-            "submissions": [
-                {"submission_id": v.submission_id, "score": v.score, "episodes": len(v.episodes)}
+        return StatusAnswer(
+            budget_total=s.episode_budget,
+            budget_used=s.charged - s.refunded,
+            budget_left=s.budget_left,
+            submissions_used=s.submissions_used,
+            submissions_left=s.submissions_left,
+            max_submissions=s.max_submissions,
+            pool_size=self._config.pool_size,
+            max_episodes_per_submission=self._config.episodes_per_submission,
+            max_candidates=self._config.candidate_limit,
+            finish_budget_policy=self._config.finish_budget_policy,
+            score_direction=self._benchmark.spec.score_direction,
+            primary_metric=self._benchmark.spec.primary_metric,
+            finished=s.finished,
+            submissions=[
+                SubmissionAnswer(submission_id=v.submission_id, score=v.score, episodes=len(v.episodes))
                 for v in (s.submissions[sid] for sid in s.submission_order)
             ],
-        }
+        )
 
     # -------------------------------------------------------------------------------------------- submit
 
@@ -190,25 +215,20 @@ class RunHost:
                 )
 
     def _snapshot(self, program: str, request: dict[str, Any]) -> ProgramSnapshot:
-        workspace = self._layout.workspace.resolve()
+        workspace, path = self._layout.workspace.resolve(), f"program path {program[:200]!r}"
         try:
             candidate = (workspace / program).resolve()
         except (ValueError, OSError) as exc:  # NUL (refused by the protocol already), ENAMETOOLONG, ELOOP
-            raise self._reject_submission(
-                "program_invalid", f"program path {program[:200]!r} cannot be resolved: {exc}", request
-            ) from None
+            raise self._reject_submission("program_invalid", f"{path} cannot be resolved: {exc}", request) from None
         if not candidate.is_relative_to(workspace):
             raise self._reject_submission(
-                "program_invalid",
-                f"program path {program[:200]!r} is outside the workspace; submit e.g. 'program'",
-                request,
+                "program_invalid", f"{path} is outside the workspace; submit e.g. 'program'", request
             )
         try:
             candidate.is_dir()  # ENAMETOOLONG (a name over 255 bytes) and the like surface here
         except OSError as exc:
-            raise self._reject_submission(
-                "program_invalid", f"program path {program[:200]!r} cannot be opened: {exc.strerror}", request
-            ) from None
+            message = f"{path} cannot be opened: {exc.strerror}"
+            raise self._reject_submission("program_invalid", message, request) from None
         try:
             return snapshot_program(
                 candidate, self._ledger.objects, settle_seconds=_SNAPSHOT_SETTLE_SECONDS, within=workspace
@@ -216,7 +236,7 @@ class RunHost:
         except SnapshotError as exc:
             raise self._reject_submission("program_invalid", str(exc), request) from None
 
-    def submit(self, params: SubmitParams) -> dict[str, Any]:
+    def submit(self, params: SubmitParams) -> SubmitAnswer:
         """Decide a ``submit`` request; run its Episodes and publish Feedback when accepted."""
         request = {"program": params.program, "episodes": params.episodes}
         if self.state.finished or self.state.ended_reason is not None:
@@ -249,21 +269,11 @@ class RunHost:
         )
         return self.run_submission(submission_id)
 
-    def complete_submission(self, submission_id: str) -> None:
-        """Finish the work of a Submission left in flight (``resume``): run its pending Episodes, publish.
-
-        An unexpected error is recorded like a failed request (``request-failed``) and the Run goes on, so
-        that a Submission whose publication keeps failing cannot make every ``resume`` fail the same way.
-        """
-        try:
-            self.run_submission(submission_id)
-        except Exception as error:
-            self.record_failure("submit", {"submission_id": submission_id}, error, answered=False)
-
-    def run_submission(self, submission_id: str) -> dict[str, Any]:
+    def run_submission(self, submission_id: str) -> SubmitAnswer:
         """Run the pending Episodes of an accepted Submission, then publish its Feedback.
 
-        Also used by ``resume`` to complete a Submission whose Episodes were in flight at a crash.
+        Also used by ``resume`` to complete a Submission whose Episodes were in flight at a crash
+        (:meth:`evoledger.kernel.run.live.LiveRun.complete_in_flight`).
         """
         view = self.state.submissions[submission_id]
         with private_program_copy(view.program_digest, self._ledger.objects) as program_dir:
@@ -299,57 +309,28 @@ class RunHost:
         )
         return units == 1
 
-    def _publish(self, submission_id: str) -> dict[str, Any]:
-        view = self.state.submissions[submission_id]
-        finished = [(i, view.results[i]) for i in view.episodes if i in view.results]
-        records = records_from_views("train", finished, self._ledger.objects)
-        feedback = self._benchmark.feedback(records)
-        score = score_of(self._benchmark, records, feedback)
-        objects = self._ledger.objects
-        content_digest = objects.put(canonical_json(dict(feedback.content)))
-        artifacts = tuple(
-            ArtifactRef(
-                name=a.name,
-                media_type=a.media_type,
-                digest=objects.put(a.data),
-                size=len(a.data),
-                retention=a.retention,
-            )
-            for a in feedback.artifacts
-        )
+    def _publish(self, submission_id: str) -> SubmitAnswer:
+        published = feedback_event(self._benchmark, self.state, submission_id, self._ledger.objects)
+        self.append([published])
         s = self.state
-        self.append(
-            [
-                FeedbackPublished(
-                    submission_id=submission_id,
-                    score=score,
-                    content_digest=content_digest,
-                    artifacts=artifacts,
-                    budget_used=s.charged - s.refunded,
-                    budget_left=s.budget_left,
-                )
-            ]
-        )
-        if self._on_published is not None:
-            self._on_published(self.state)
-        view = self.state.submissions[submission_id]
-        return {
-            "submission_id": submission_id,
-            "score": score,
-            "episodes": [
-                {"index": i, "status": r.status, "return": r.episode_return, "steps": r.steps}
+        view = s.submissions[submission_id]
+        return SubmitAnswer(
+            submission_id=submission_id,
+            score=published.score,
+            episodes=[
+                EpisodeAnswer(index=i, status=r.status, episode_return=r.episode_return, steps=r.steps)
                 for i, r in sorted(view.results.items())
             ],
-            "infra_faults": sorted(view.infra_faulted),
-            "budget_used": self.state.charged - self.state.refunded,
-            "budget_left": self.state.budget_left,
-            "submissions_left": self.state.submissions_left,
-            "feedback": f"feedback/{submission_id}/feedback.json",
-        }
+            infra_faults=sorted(view.infra_faulted),
+            budget_used=s.charged - s.refunded,
+            budget_left=s.budget_left,
+            submissions_left=s.submissions_left,
+            feedback=f"feedback/{submission_id}/feedback.json",
+        )
 
     # -------------------------------------------------------------------------------------------- finish
 
-    def finish(self, params: FinishParams) -> dict[str, Any]:
+    def finish(self, params: FinishParams) -> FinishAnswer:
         """Decide a ``finish`` request; on acceptance Agent authority ends. Every check is linear."""
         s = self.state
         candidates = list(params.candidates)
@@ -398,11 +379,11 @@ class RunHost:
                 request,
             )
         self.append([FinishAccepted(candidates=tuple(candidates), budget_left=s.budget_left)])
-        return {"finished": True, "candidates": candidates, "budget_left": s.budget_left}
+        return FinishAnswer(finished=True, candidates=candidates, budget_left=s.budget_left)
 
     # ------------------------------------------------------------------------------------------ dispatch
 
-    def handle(self, method: str, params: Any) -> dict[str, Any]:
+    def handle(self, method: str, params: Any) -> SessionAnswer:
         """Dispatch one validated request (``params`` is the method's params model)."""
         if method == "status":
             return self.status()
@@ -411,9 +392,8 @@ class RunHost:
                 return self.submit(params)
             if method == "finish":
                 return self.finish(params)
-        finally:  # rejections and finish are public facts too: the Agent's mirror shows them
-            if self._on_published is not None:
-                self._on_published(self.state)
+        finally:  # once per request, before the answer: rejections and finish are public facts too
+            self.refresh_feedback()
         raise Rejection("invalid_request", f"unknown method {method!r}; use submit, finish or status")
 
 

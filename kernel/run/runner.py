@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
@@ -15,21 +15,41 @@ from evoledger.kernel.authoring.keyed_seeds import keyed_seed
 from evoledger.kernel.execution import LocalExecutor, resolve_isolation
 from evoledger.kernel.registry import BenchmarkRegistry
 from evoledger.kernel.run.config import RunConfig
-from evoledger.kernel.run.host import RunHost
 from evoledger.kernel.run.judge_run import judge_run
 from evoledger.kernel.run.layout import RunLayout, write_report
-from evoledger.kernel.run.publication import FeedbackPublisher
+from evoledger.kernel.run.live import LiveRun
 from evoledger.kernel.run.session_loop import drive_session
 from evoledger.kernel.run.setup import RunPlan, create_run, recorded_run_key
 from evoledger.kernel.run.task import task_text_for
 from evoledger.kernel.session import SOCKET_ENV, WORKSPACE_ENV, SessionServer
-from evoledger.ledger.events import EventBase
+from evoledger.ledger.events import RunEndReason
 from evoledger.ledger.signing_keys import SigningKey
 from evoledger.ledger.store import Ledger
-from evoledger.projections.run_state import RunState, fold
+from evoledger.projections.run_state import RunState
 from pydantic import BaseModel, ConfigDict
 
-__all__ = ["RunResult", "continue_run", "run", "summarize"]
+__all__ = ["RunResult", "SubmissionRow", "ValidationRow", "continue_run", "run", "summarize"]
+
+
+class SubmissionRow(BaseModel):
+    """One accepted Submission in a :class:`RunResult`: its public score and how its Policy fared."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    submission_id: str
+    score: float | None
+    episodes: int
+    policy_failures: int
+
+
+class ValidationRow(BaseModel):
+    """One validated Candidate in a :class:`RunResult`, best first (the ranking that selects)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    submission_id: str
+    score: float | None
+    policy_failures: int
 
 
 class RunResult(BaseModel):
@@ -38,11 +58,11 @@ class RunResult(BaseModel):
     model_config = ConfigDict(frozen=True)
 
     run_dir: Path
-    reason: str
+    reason: RunEndReason | Literal["running"]
     selected: str | None
-    validation: list[dict[str, Any]]
+    validation: list[ValidationRow]
     assessment_score: float | None
-    submissions: list[dict[str, Any]]
+    submissions: list[SubmissionRow]
     budget_total: int
     budget_used: int
     budget_left: int
@@ -55,23 +75,23 @@ class RunResult(BaseModel):
     for its own signature: check it with ``evoledger ledger verify RUN --trusted-key <fingerprint>``."""
 
 
-def summarize(layout: RunLayout, state: RunState, validation: list[dict[str, Any]]) -> RunResult:
-    """The :class:`RunResult` of a Run in ``state``."""
+def summarize(layout: RunLayout, state: RunState, validation: Sequence[Mapping[str, Any]]) -> RunResult:
+    """The :class:`RunResult` of a Run in ``state``; ``validation``: the ranked Candidates' rows (by field name)."""
     seed = state.config.get("seed")
     seed = seed if type(seed) is int else None
     return RunResult(
         run_dir=layout.root,
         reason=state.ended_reason or "running",
         selected=state.selected,
-        validation=validation,
+        validation=[ValidationRow.model_validate(row) for row in validation],
         assessment_score=state.assessment_score,
         submissions=[
-            {
-                "submission_id": sid,
-                "score": state.submissions[sid].score,
-                "episodes": len(state.submissions[sid].episodes),
-                "policy_failures": state.submissions[sid].policy_failures,
-            }
+            SubmissionRow(
+                submission_id=sid,
+                score=state.submissions[sid].score,
+                episodes=len(state.submissions[sid].episodes),
+                policy_failures=state.submissions[sid].policy_failures,
+            )
             for sid in state.submission_order
         ],
         budget_total=state.episode_budget,
@@ -100,76 +120,77 @@ def continue_run(
     ``config.agent_isolation`` (``auto`` is resolved here if the caller has not); a sandboxed Agent never sees
     ``signing_key``'s file nor the user's evoledger folders.
     """
-    recorded = [r.event for r in ledger.events()]  # parsed once, folded by every projection
-    state = fold(recorded)
-    publisher = FeedbackPublisher(ledger=ledger, layout=layout, config=config, recorded=recorded)
     with LocalExecutor(config.benchmark, workers=config.workers, isolation=config.isolation) as executor:
-        host = RunHost(
+        live = LiveRun.open(
+            ledger=ledger, layout=layout, config=config, benchmark=benchmark, plan=plan, executor=executor
+        )
+        if live.session_open:
+            live.complete_in_flight()  # work in flight at a crash (resume)
+            _agent_session(live, on_update, random_bytes, signing_key)
+            live.host.refresh_feedback(full=True)  # undo anything the Agent did to feedback/ before judging
+        validation = judge_run(
+            host=live.host,
             ledger=ledger,
             layout=layout,
             config=config,
             benchmark=benchmark,
-            train_pool=plan.train,
+            plan=plan,
             executor=executor,
-            state=state,
-            on_published=publisher.refresh,
-            after_append=publisher.observe,
         )
-        publisher.bind(host)
-        publisher.refresh(host.state)
-        if not host.state.finished and host.state.ended_reason is None:
-            for sid in host.state.submission_order:  # complete work in flight at a crash (resume)
-                view = host.state.submissions[sid]
-                if view.pending or not view.published:
-                    host.complete_submission(sid)
-            attempt = host.state.agent_attempts + 1
-            coding_agent = make_agent(config.agent.name)
-            task = AgentTask(
-                task_text=task_text_for(benchmark, config, resumed=attempt > 1),
-                workspace=layout.workspace,
-                model=config.agent.model,
-                extra_args=config.agent.args,
-                timeout=config.agent_timeout_seconds,
-                task_file=layout.task_file,
-            )
-            supervisor = AgentSupervisor(
-                coding_agent,
-                task,
-                log_dir=layout.host / f"agent-{attempt}",
-                marker=f"{WORKSPACE_ENV}={layout.workspace}",  # finds its setsid() children too
-                sandbox=_agent_sandbox(config, layout, signing_key),
-                host_env={
-                    SOCKET_ENV: str(layout.socket),
-                    WORKSPACE_ENV: str(layout.workspace),
-                    "EVOLEDGER_AGENT_SEED": str(_agent_seed(config, recorded, layout, random_bytes)),
-                    "EVOLEDGER_TASK_FILE": str(layout.task_file),
-                },
-            )
-            layout.socket.unlink(missing_ok=True)
-            with SessionServer(layout.socket) as server:
-                tick = (lambda: on_update(host.state)) if on_update is not None else None
-                try:
-                    drive_session(
-                        host=host,
-                        server=server,
-                        supervisor=supervisor,
-                        ledger=ledger,
-                        agent_name=coding_agent.name,
-                        attempt=attempt,
-                        grace_seconds=config.finish_grace_seconds,
-                        on_tick=tick,
-                    )
-                finally:
-                    # Whatever ended the Session (including a Host error): the Agent's authority ends with it.
-                    if supervisor.pid is not None:
-                        supervisor.stop(grace_seconds=1.0)
-            publisher.reconcile()  # undo anything the Agent did to feedback/ before judging
-        validation = judge_run(
-            host=host, ledger=ledger, layout=layout, config=config, benchmark=benchmark, plan=plan, executor=executor
-        )
-    result = summarize(layout, host.state, validation)
+    result = summarize(layout, live.host.state, validation)
     write_report(layout, (json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode())
     return result
+
+
+def _agent_session(
+    live: LiveRun,
+    on_update: Callable[[RunState], None] | None,
+    random_bytes: Callable[[int], bytes],
+    signing_key: SigningKey | None,
+) -> None:
+    """Start the Agent's next attempt and serve its Session until its authority ends; its process group is stopped."""
+    host, config, layout = live.host, live.config, live.layout
+    attempt = host.state.agent_attempts + 1
+    coding_agent = make_agent(config.agent.name)
+    task = AgentTask(
+        task_text=task_text_for(live.benchmark, config, resumed=attempt > 1),
+        workspace=layout.workspace,
+        model=config.agent.model,
+        extra_args=config.agent.args,
+        timeout=config.agent_timeout_seconds,
+        task_file=layout.task_file,
+    )
+    supervisor = AgentSupervisor(
+        coding_agent,
+        task,
+        log_dir=layout.host / f"agent-{attempt}",
+        marker=f"{WORKSPACE_ENV}={layout.workspace}",  # finds its setsid() children too
+        sandbox=_agent_sandbox(config, layout, signing_key),
+        host_env={
+            SOCKET_ENV: str(layout.socket),
+            WORKSPACE_ENV: str(layout.workspace),
+            "EVOLEDGER_AGENT_SEED": str(_agent_seed(config, live.ledger, layout, random_bytes)),
+            "EVOLEDGER_TASK_FILE": str(layout.task_file),
+        },
+    )
+    layout.socket.unlink(missing_ok=True)
+    with SessionServer(layout.socket) as server:
+        tick = (lambda: on_update(host.state)) if on_update is not None else None
+        try:
+            drive_session(
+                host=host,
+                server=server,
+                supervisor=supervisor,
+                ledger=live.ledger,
+                agent_name=coding_agent.name,
+                attempt=attempt,
+                grace_seconds=config.finish_grace_seconds,
+                on_tick=tick,
+            )
+        finally:
+            # Whatever ended the Session (including a Host error): the Agent's authority ends with it.
+            if supervisor.pid is not None:
+                supervisor.stop(grace_seconds=1.0)
 
 
 def _agent_sandbox(config: RunConfig, layout: RunLayout, signing_key: SigningKey | None) -> AgentSandbox | None:
@@ -186,9 +207,7 @@ def _agent_sandbox(config: RunConfig, layout: RunLayout, signing_key: SigningKey
     )
 
 
-def _agent_seed(
-    config: RunConfig, recorded: Iterable[EventBase], layout: RunLayout, random_bytes: Callable[[int], bytes]
-) -> int:
+def _agent_seed(config: RunConfig, ledger: Ledger, layout: RunLayout, random_bytes: Callable[[int], bytes]) -> int:
     """The Agent's own seed: fresh random bits, or with a user-given seed the key's HMAC under label ``agent``.
 
     Neither lets the Agent compute a Host seed: random bits are independent of the key, and an HMAC output
@@ -196,7 +215,8 @@ def _agent_seed(
     """
     if config.seed is None:
         return int.from_bytes(random_bytes(4), "big")
-    return keyed_seed(recorded_run_key(recorded, layout.root), "agent") % 2**32
+    key = recorded_run_key((r.event for r in ledger.events(kinds=["run-key"])), layout.root)
+    return keyed_seed(key, "agent") % 2**32
 
 
 def run(
@@ -225,7 +245,7 @@ def run(
             "agent_isolation": resolve_agent_isolation(config.agent_isolation).isolation,
         }
     )
-    ledger, layout, benchmark, plan, _snapshot = create_run(
+    created = create_run(
         record_to,
         config,
         initial_program=initial_program,
@@ -233,13 +253,13 @@ def run(
         random_bytes=random_bytes,
         signing_key=signing_key,
     )
-    with ledger:
+    with created.ledger:
         return continue_run(
-            ledger=ledger,
-            layout=layout,
+            ledger=created.ledger,
+            layout=created.layout,
             config=config,
-            benchmark=benchmark,
-            plan=plan,
+            benchmark=created.benchmark,
+            plan=created.plan,
             on_update=on_update,
             random_bytes=random_bytes,
             signing_key=signing_key,

@@ -57,7 +57,7 @@ def _answer(host: RunHost, pending: PendingRequest) -> None:
         pending.reject(internal.code, internal.message, internal.retryable)
     else:
         try:
-            pending.reply(result)
+            pending.reply(result.wire())
         except EvoLedgerError as exc:  # the answer could not be encoded or is over the frame limit
             pending.reject("invalid_request", f"the Host's answer could not be sent: {exc}")
 

@@ -31,6 +31,7 @@ from evoledger.ledger.snapshots import ProgramSnapshot, materialize_program, sna
 from evoledger.ledger.store import Ledger
 
 __all__ = [
+    "CreatedRun",
     "RunPlan",
     "create_run",
     "default_initial_program",
@@ -53,6 +54,18 @@ class RunPlan:
     def commitment(self) -> str:
         """A digest committing to every planned seed, recorded in ``run-created``."""
         return plan_commitment([*self.train, *self.validation, *self.assessment])
+
+
+@dataclass(frozen=True, slots=True)
+class CreatedRun:
+    """A Run :func:`create_run` just recorded: its open ledger (the caller closes it), layout, Benchmark and plan."""
+
+    ledger: Ledger
+    layout: RunLayout
+    benchmark: Benchmark
+    plan: RunPlan
+    initial: ProgramSnapshot
+    """The initial Program's snapshot, also materialized as ``workspace/program``."""
 
 
 def run_key_for(config: RunConfig, random_bytes: Callable[[int], bytes] = secrets.token_bytes) -> bytes:
@@ -115,7 +128,7 @@ def create_run(
     registry: BenchmarkRegistry | None = None,
     random_bytes: Callable[[int], bytes] = secrets.token_bytes,
     signing_key: SigningKey | None = None,
-) -> tuple[Ledger, RunLayout, Benchmark, RunPlan, ProgramSnapshot]:
+) -> CreatedRun:
     """Create the Run directory and record ``run-created``, the secret key, the plan and the initial Program snapshot.
 
     The key is random (drawn from ``random_bytes``) unless ``config.seed`` is given. Refuses a directory that
@@ -169,4 +182,4 @@ def create_run(
         if fresh:  # nothing was recorded that is worth keeping: no half-created Run is left behind
             shutil.rmtree(layout.root, ignore_errors=True)
         raise
-    return ledger, layout, benchmark, plan, snapshot
+    return CreatedRun(ledger=ledger, layout=layout, benchmark=benchmark, plan=plan, initial=snapshot)

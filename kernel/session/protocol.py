@@ -17,7 +17,8 @@ JSON; read leniently as far as whitespace goes, strictly otherwise). Frames long
     {"protocol": ..., "id": ..., "ok": true, "result": {...}}
     {"protocol": ..., "id": ..., "ok": false, "error": {"code": ..., "message": ..., "retryable": false}}
 
-``id`` echoes the request's id, or is ``null`` when the request was too broken to read one.
+``id`` echoes the request's id, or is ``null`` when the request was too broken to read one. The ``result`` of
+each method is a model of :mod:`~evoledger.kernel.session.answers` (server side; the client reads plain JSON).
 
 **Bounds.** Every field of a request is bounded, and checked here, by the listener, before the Host does any
 work (a request outside them is answered ``invalid_request`` and never reaches the Host or its ledger):

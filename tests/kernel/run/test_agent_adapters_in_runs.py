@@ -85,7 +85,7 @@ def test_a_full_run_with_a_fake_claude_code_cli(root: Path, monkeypatch: pytest.
     monkeypatch.setenv("PATH", os.pathsep.join([str(bin_dir), str(session.parent), os.environ.get("PATH", "")]))
     result = run(_config(agent=AgentConfig(name="claude-code")), record_to=root / "r", initial_program=_program(root))
     assert result.reason == "finished", (root / "r" / "host" / "agent-1" / "stderr.log").read_text()
-    assert [s["submission_id"] for s in result.submissions] == ["submission-000001", "submission-000002"]
+    assert [s.submission_id for s in result.submissions] == ["submission-000001", "submission-000002"]
     assert result.selected in {"submission-000001", "submission-000002"}
     assert result.assessment_score is not None
     seen = (root / "r" / "workspace" / "analysis" / "seen-task.txt").read_text()

@@ -12,14 +12,12 @@ from typing import Any
 from evoledger.kernel.execution import LocalExecutor
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.kernel.run import AssessmentConfig, RunConfig, ValidationConfig
-from evoledger.kernel.run.host import RunHost
-from evoledger.kernel.run.publication import FeedbackPublisher
+from evoledger.kernel.run.live import LiveRun
 from evoledger.kernel.run.setup import create_run
 from evoledger.kernel.session import FinishParams, Rejection, SubmitParams, format_selector
 from evoledger.ledger.signing import SIGNATURE_NAME
 from evoledger.ledger.signing_keys import SigningKey
 from evoledger.ledger.store import Ledger
-from evoledger.projections import run_state
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -59,28 +57,19 @@ def _record(
         "    return P()\n",
         encoding="utf-8",
     )
-    ledger, layout, benchmark, plan, _ = create_run(
-        root / "run", config, initial_program=program, signing_key=signing_key
-    )
-    with ledger:
-        recorded = [r.event for r in ledger.events()]
-        state = run_state.fold(recorded)
-        publisher = FeedbackPublisher(ledger=ledger, layout=layout, config=config, recorded=recorded)
-        host = RunHost(
+    created = create_run(root / "run", config, initial_program=program, signing_key=signing_key)
+    with created.ledger as ledger:
+        live = LiveRun.open(
             ledger=ledger,
-            layout=layout,
+            layout=created.layout,
             config=config,
-            benchmark=benchmark,
-            train_pool=plan.train,
+            benchmark=created.benchmark,
+            plan=created.plan,
             executor=_executor(),
-            state=state,
-            on_published=publisher.refresh,
-            after_append=publisher.observe,
         )
-        publisher.bind(host)
         for method, params in decisions:
             with contextlib.suppress(Rejection):
-                host.handle(method, params)
+                live.host.handle(method, params)
         return [
             (s.kind, s.visibility, {k: v for k, v in s.data().items() if k not in VOLATILE}) for s in ledger.records()
         ]

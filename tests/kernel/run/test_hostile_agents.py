@@ -653,7 +653,7 @@ def test_best_public_fallback_selects_the_best_public_score_when_the_agent_never
         validation=ValidationConfig(episodes=2),
         assessment=AssessmentConfig(episodes=2),
     )
-    assert [s["score"] for s in done.result.submissions] == [0.0, 1.0, 0.0]
+    assert [s.score for s in done.result.submissions] == [0.0, 1.0, 0.0]
     assert done.result.reason == "agent_exited"
     assert done.result.selected == "submission-000002"
     assert done.result.assessment_score == 1.0

@@ -25,7 +25,7 @@ from evoledger.kernel.registry import BenchmarkRef
 from evoledger.kernel.run import AssessmentConfig, RunConfig, ValidationConfig
 from evoledger.kernel.run.config import FinishBudgetPolicy
 from evoledger.kernel.run.host import RunHost
-from evoledger.kernel.run.publication import FeedbackPublisher
+from evoledger.kernel.run.live import LiveRun
 from evoledger.kernel.run.setup import create_run
 from evoledger.kernel.session import (
     MAX_FINISH_CANDIDATES,
@@ -140,7 +140,7 @@ selectors = st.one_of(_in_pool, _in_pool, _in_pool, _anywhere, st.none())
 def _answer(host: RunHost, method: str, params: Any) -> tuple[dict[str, Any], str | None]:
     """The Host's answer and its rejection code (``None`` when accepted)."""
     try:
-        return host.handle(method, params), None
+        return host.handle(method, params).wire(), None
     except Rejection as rejection:
         return {"message": rejection.message, "retryable": rejection.retryable}, rejection.code
 
@@ -172,9 +172,8 @@ class ProtocolMachine(RuleBasedStateMachine):
         program = self.root / "initial"
         program.mkdir()
         (program / "policy.py").write_text(POLICIES["good"], encoding="utf-8")
-        self.ledger, self.layout, self.benchmark, self.plan, _ = create_run(
-            self.root / "run", self.config, initial_program=program
-        )
+        self.created = create_run(self.root / "run", self.config, initial_program=program)
+        self.ledger, self.layout = self.created.ledger, self.created.layout
         self.model = Model(
             budget=budget,
             submission_limit=submission_limit,
@@ -187,24 +186,14 @@ class ProtocolMachine(RuleBasedStateMachine):
         self._start_host()
 
     def _start_host(self) -> None:
-        recorded = [r.event for r in self.ledger.events()]
-        state = run_state.fold(recorded)
-        self.publisher = FeedbackPublisher(
-            ledger=self.ledger, layout=self.layout, config=self.config, recorded=recorded
-        )
-        self.host = RunHost(
+        self.host = LiveRun.open(
             ledger=self.ledger,
             layout=self.layout,
             config=self.config,
-            benchmark=self.benchmark,
-            train_pool=self.plan.train,
+            benchmark=self.created.benchmark,
+            plan=self.created.plan,
             executor=_executor(),
-            state=state,
-            on_published=self.publisher.refresh,
-            after_append=self.publisher.observe,
-        )
-        self.publisher.bind(self.host)
-        self.publisher.refresh(self.host.state)
+        ).host
 
     def teardown(self) -> None:
         if hasattr(self, "ledger"):
@@ -279,7 +268,7 @@ class ProtocolMachine(RuleBasedStateMachine):
 
     @rule()
     def status(self) -> None:
-        answer = self.host.handle("status", None)
+        answer = self.host.handle("status", None).wire()
         assert answer["budget_left"] == self.model.budget_left
         assert answer["submissions_used"] == len(self.model.submissions)
         assert answer["finished"] == self.model.finished
