@@ -292,4 +292,5 @@ def test_chain_hash_is_stable_across_processes() -> None:
     finally:
         stdin.close()
         child.wait(timeout=30)
+        stdout.close()
     assert child.returncode == 0

@@ -6,6 +6,7 @@ import os
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,9 +17,26 @@ WORKSPACE = f"/runs/r1-{os.getpid()}-{time.monotonic_ns()}/workspace"
 MARKER = f"EVOLEDGER_WORKSPACE={WORKSPACE}"
 
 
+_SPAWNED: list[subprocess.Popen[bytes]] = []
+
+
 def _spawn(workspace: str, script: str = "import time; time.sleep(60)") -> subprocess.Popen[bytes]:
     env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "EVOLEDGER_WORKSPACE": workspace}
-    return subprocess.Popen([sys.executable, "-c", script], env=env, start_new_session=True, stdout=subprocess.PIPE)
+    process = subprocess.Popen([sys.executable, "-c", script], env=env, start_new_session=True, stdout=subprocess.PIPE)
+    _SPAWNED.append(process)
+    return process
+
+
+@pytest.fixture(autouse=True)
+def _reap_spawned() -> Iterator[None]:
+    """Every process a test spawned is killed, reaped and its pipe closed, whatever the test did."""
+    yield
+    while _SPAWNED:
+        process = _SPAWNED.pop()
+        process.kill()
+        process.wait(timeout=30)
+        if process.stdout is not None:
+            process.stdout.close()
 
 
 def _gone(pid: int) -> bool:

@@ -7,6 +7,7 @@ import socket
 import struct
 import threading
 import time
+from collections.abc import Iterator
 
 import pytest
 from evoledger.kernel.execution.capture import TailBuffer, bound_text
@@ -14,10 +15,21 @@ from evoledger.kernel.execution.channel import ChannelClosed, ChannelError, Chan
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+_OPEN: list[FrameChannel] = []
+
 
 def _pair(max_frame: int = 1 << 20) -> tuple[FrameChannel, FrameChannel]:
     a, b = socket.socketpair()
-    return FrameChannel(a, max_frame=max_frame), FrameChannel(b, max_frame=max_frame)
+    pair = FrameChannel(a, max_frame=max_frame), FrameChannel(b, max_frame=max_frame)
+    _OPEN.extend(pair)
+    return pair
+
+
+@pytest.fixture(autouse=True)
+def _close_channels() -> Iterator[None]:
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
 
 
 def test_frames_arrive_whole_and_in_order() -> None:
