@@ -79,7 +79,7 @@ def _ledger_episodes(record: Path, *, visibility: str = "public") -> list[tuple[
     with Ledger.open(record) as ledger:
         for row in ledger.records(kinds=kinds):
             event = from_stored(row)
-            parts = event.episodes if isinstance(event, AssessmentFinished) else [event]
+            parts: list[Any] = list(event.episodes) if isinstance(event, AssessmentFinished) else [event]
             for part in parts:
                 out.append((part, decode_trajectory(ledger.objects.get(part.trajectory_digest))))
     return out
@@ -331,8 +331,9 @@ def test_validation_and_assessment_rows_name_their_split(
     assert result.exit_code == 0, result.output
     episodes = _load(out, "episodes", tmp_path / "cache")
     with Ledger.open(recorded_run) as ledger:
-        validation = [from_stored(r) for r in ledger.records(kinds=("validation-episode-finished",))]
-    assert all(isinstance(e, ValidationEpisodeFinished) for e in validation)
+        recorded = [from_stored(r) for r in ledger.records(kinds=("validation-episode-finished",))]
+    validation = [e for e in recorded if isinstance(e, ValidationEpisodeFinished)]
+    assert len(validation) == len(recorded)
     assert [i.split("@")[0] for i in episodes["validation"]["episode_id"]] == [
         f"{recorded_run.name}/validation/{e.submission_id}/{e.index}/{e.attempt}" for e in validation
     ]

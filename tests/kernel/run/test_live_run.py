@@ -13,6 +13,7 @@ from evoledger.kernel.run.live import LiveRun
 from evoledger.kernel.run.publication import FeedbackFolder, Publication, publish
 from evoledger.kernel.run.setup import CreatedRun, create_run
 from evoledger.kernel.session import SubmitParams
+from evoledger.kernel.session.answers import SubmitAnswer
 from evoledger.ledger.canonical import digest_of
 from evoledger.ledger.events import ArtifactRef, BulkEvicted, FeedbackPublished, SubmissionRejected
 from evoledger.projections import mirror
@@ -104,6 +105,7 @@ def test_an_accepted_submit_refreshes_the_feedback_folder_once(tmp_path: Path, m
         live = _open(created, config)
         calls.clear()
         answer = live.host.handle("submit", SubmitParams(program="program", episodes="0:2"))
+        assert isinstance(answer, SubmitAnswer)
         assert answer.submission_id == "submission-000001"
         assert len(calls) == 1
         assert (created.layout.workspace / answer.feedback).is_file()  # written before the answer
