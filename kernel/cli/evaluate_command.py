@@ -3,12 +3,19 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Final
 
 import click
+from evoledger.kernel.cli.config_options import (
+    POLICY_LIMIT_FLAGS,
+    config_option_decorator,
+    config_options,
+    config_values,
+)
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
-from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice, parse_config_pairs
+from evoledger.kernel.cli.options import echo_json, parse_config_pairs
 from evoledger.kernel.evaluation import EpisodeResult, EvaluationConfig, EvaluationResult, evaluate
-from evoledger.kernel.execution import PolicyLimits, resolve_isolation
+from evoledger.kernel.execution import resolve_isolation
 from evoledger.kernel.programs import packaged_program
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 from rich.console import Console
@@ -29,22 +36,19 @@ def _table(result: EvaluationResult, shown: int) -> Table:
     return table
 
 
+EVALUATE_OPTIONS: Final = config_options(
+    EvaluationConfig,
+    flags={**POLICY_LIMIT_FLAGS, "episodes": ("--episodes", "-n"), "workers": ("--workers", "-w")},
+    flatten=("limits",),
+)
+"""One option per :class:`EvaluationConfig` field."""
+
+
 @click.command("evaluate")
 @click.argument("program_dir", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--benchmark", "-b", default="cartpole", show_default=True, help="Registry name or pkg.module:factory.")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Benchmark configuration (repeatable).")
-@click.option("--episodes", "-n", default=20, show_default=True, type=click.IntRange(1))
-@click.option("--split", type=click.Choice(["train", "validation", "assessment"]), default="train", show_default=True)
-@click.option(
-    "--seed",
-    default=0,
-    show_default=True,
-    type=click.IntRange(0),
-    help="Plans the Episodes (a public hash of it: anyone who knows the seed can compute them).",
-)
-@click.option("--workers", "-w", default=1, show_default=True, type=click.IntRange(1, 256))
-@click.option("--act-timeout", default=None, type=click.FloatRange(min=0.001), help="Seconds per act() call.")
-@click.option("--isolation", type=isolation_choice(), default="auto", show_default=True, help=ISOLATION_HELP)
+@config_option_decorator(EVALUATE_OPTIONS)
 @click.option(
     "--record-to",
     type=click.Path(file_okay=False, path_type=Path),
@@ -56,15 +60,10 @@ def evaluate_command(
     program_dir: Path | None,
     benchmark: str,
     settings: tuple[str, ...],
-    episodes: int,
-    split: str,
-    seed: int,
-    workers: int,
-    act_timeout: float | None,
-    isolation: str,
     record_to: Path | None,
     signing_key: Path | None,
     as_json: bool,
+    **config_args: Any,
 ) -> None:
     """Evaluate the Policy Program in PROGRAM_DIR on a Benchmark and record every Episode.
 
@@ -78,11 +77,10 @@ def evaluate_command(
     """
     default_registry().factory(benchmark)  # an unknown name fails here, with a suggestion
     program = program_dir if program_dir is not None else packaged_program(f"{benchmark}-baseline")
-    limits = PolicyLimits() if act_timeout is None else PolicyLimits(act_timeout_seconds=act_timeout)
-    chosen = resolve_isolation(isolation)  # ConfigError (with the install hint) for an unusable bwrap
-    config = EvaluationConfig(
-        split=split, episodes=episodes, seed=seed, workers=workers, limits=limits, isolation=chosen.isolation
-    )
+    values = config_values(EVALUATE_OPTIONS, config_args)
+    chosen = resolve_isolation(values["isolation"])  # ConfigError (with the install hint) for an unusable bwrap
+    config = EvaluationConfig.model_validate({**values, "isolation": chosen.isolation})
+    episodes = config.episodes
     ref = BenchmarkRef(name=benchmark, config=parse_config_pairs(settings))
     key = resolve_signing_key(signing_key) if record_to is not None else None
     console = Console(stderr=True)
