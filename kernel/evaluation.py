@@ -82,6 +82,8 @@ class EpisodeResult(BaseModel):
     steps: int
     failure: str | None = None
     trajectory_digest: str | None = None
+    traceback: str | None = None
+    """The bounded traceback of a Policy failure (file and line), when there is one."""
 
 
 class EvaluationResult(BaseModel):
@@ -236,6 +238,7 @@ def evaluate(
                         steps=outcome.steps,
                         failure=outcome.failure_message if outcome.status != "ok" else None,
                         trajectory_digest=digest,
+                        traceback=outcome.traceback if outcome.status != "ok" else None,
                     )
                     results.append(result)
                     if on_episode is not None:

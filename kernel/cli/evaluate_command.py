@@ -12,6 +12,7 @@ from evoledger.kernel.cli.config_options import (
     config_options,
     config_values,
 )
+from evoledger.kernel.cli.episode_failures import EVALUATE_EXIT_CODES_HELP, exit_if_all_failed
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import echo_json, parse_config_pairs
 from evoledger.kernel.evaluation import EpisodeResult, EvaluationConfig, EvaluationResult, evaluate
@@ -44,7 +45,7 @@ EVALUATE_OPTIONS: Final = config_options(
 """One option per :class:`EvaluationConfig` field."""
 
 
-@click.command("evaluate")
+@click.command("evaluate", epilog=EVALUATE_EXIT_CODES_HELP)
 @click.argument("program_dir", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--benchmark", "-b", default="cartpole", show_default=True, help="Registry name or pkg.module:factory.")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Benchmark configuration (repeatable).")
@@ -103,10 +104,11 @@ def evaluate_command(
         result = evaluate(program, ref, config=config, record_to=record_to, on_episode=_advance, signing_key=key)
     if as_json:
         echo_json(result.model_dump(mode="json"))
-        return
-    out = Console()
-    out.print(_table(result, shown=20))
-    score = "n/a" if result.score is None else f"{result.score:.4f}"
-    out.print(f"[bold]score[/bold] {score}   failures {result.failures}   program {result.program_digest[:19]}…")
-    if result.ledger_path is not None:
-        out.print(f"recorded to {result.ledger_path}  (check it: evoledger ledger verify {result.ledger_path})")
+    else:
+        out = Console()
+        out.print(_table(result, shown=20))
+        score = "n/a" if result.score is None else f"{result.score:.4f}"
+        out.print(f"[bold]score[/bold] {score}   failures {result.failures}   program {result.program_digest[:19]}…")
+        if result.ledger_path is not None:
+            out.print(f"recorded to {result.ledger_path}  (check it: evoledger ledger verify {result.ledger_path})")
+    exit_if_all_failed(result, program, console)

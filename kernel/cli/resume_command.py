@@ -11,13 +11,14 @@ from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_o
 from evoledger.kernel.cli.options import echo_json, isolation_choice
 from evoledger.kernel.cli.recorded_isolation import NO_ISOLATION_HELP, RECORDED_ISOLATION_HELP, recorded_code_isolation
 from evoledger.kernel.cli.run_command import print_summary
+from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run
 from evoledger.kernel.run.resume import resume
 from rich.console import Console
 
 __all__ = ["resume_command"]
 
 
-@click.command("resume")
+@click.command("resume", epilog=EXIT_CODES_HELP)
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option(
     "--isolation",
@@ -86,3 +87,4 @@ def resume_command(
         echo_json(result.model_dump(mode="json"))
     else:
         print_summary(result, Console())
+    exit_for_run(result.run_dir, result.reason, result.selected, Console(stderr=True))

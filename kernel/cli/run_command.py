@@ -15,6 +15,7 @@ from evoledger.kernel.cli.config_options import (
 )
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import echo_json, parse_config_pairs
+from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run
 from evoledger.kernel.cli.terminal_text import cell, markup
 from evoledger.kernel.execution import resolve_isolation
 from evoledger.kernel.registry import BenchmarkRef
@@ -77,7 +78,7 @@ RUN_OPTIONS: Final = config_options(RunConfig, flags=RUN_FLAGS, flatten=("limits
 """One option per :class:`RunConfig` field (the Benchmark is the argument and ``--set``)."""
 
 
-@click.command("run")
+@click.command("run", epilog=EXIT_CODES_HELP)
 @click.argument("benchmark", default="cartpole")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Benchmark configuration (repeatable).")
 @click.option(
@@ -162,6 +163,7 @@ def run_command(
         echo_json(result.model_dump(mode="json"))
     else:
         print_summary(result, Console())
+    exit_for_run(result.run_dir, result.reason, result.selected, Console(stderr=True))
 
 
 def _fresh_dir(parent: Path, stem: str) -> Path:
