@@ -19,7 +19,15 @@ import click
 from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
-__all__ = ["POLICY_LIMIT_FLAGS", "ConfigOption", "config_option_decorator", "config_options", "config_values"]
+__all__ = [
+    "POLICY_LIMIT_FLAGS",
+    "ConfigOption",
+    "allowed_values",
+    "config_option_decorator",
+    "config_options",
+    "config_values",
+    "type_name",
+]
 
 _F = TypeVar("_F", bound=Callable[..., object])
 
@@ -167,3 +175,26 @@ def config_values(options: Iterable[ConfigOption], parsed: Mapping[str, Any]) ->
         value = parsed[option.dest]
         node[option.path[-1]] = tuple(value) if get_origin(_without_none(option.annotation)) is tuple else value
     return values
+
+
+def type_name(annotation: Any) -> str:
+    """A field's type in words: ``int``, ``float or none``, ``text``, ``choice``, ``list of text``."""
+    kind = _without_none(annotation)
+    optional = " or none" if kind is not annotation else ""
+    if get_origin(kind) is Literal:
+        return "choice" + optional
+    if get_origin(kind) is tuple:
+        return "list of text" + optional
+    names = {bool: "true/false", int: "integer", float: "number", str: "text"}
+    return names.get(kind, getattr(kind, "__name__", str(kind))) + optional
+
+
+def allowed_values(field: FieldInfo) -> str:
+    """The values a field accepts beyond its type: its literals or its bounds (``1 <= x <= 500``), else ``""``."""
+    kind = _without_none(field.annotation)
+    if get_origin(kind) is Literal:
+        return ", ".join(repr(v) for v in get_args(kind))
+    bounds = _bounds(field)
+    low = "" if "min" not in bounds else f"{bounds['min']} {'<' if bounds.get('min_open') else '<='} "
+    high = "" if "max" not in bounds else f" {'<' if bounds.get('max_open') else '<='} {bounds['max']}"
+    return f"{low}x{high}" if low or high else ""

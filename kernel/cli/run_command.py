@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import click
+from evoledger.kernel.agents.registry import check_agent_program, make_agent
 from evoledger.kernel.agents.sandbox import resolve_agent_isolation
 from evoledger.kernel.cli.config_options import (
     POLICY_LIMIT_FLAGS,
@@ -126,6 +127,7 @@ def run_command(
             "agent_isolation": agent_isolation.isolation,
         }
     )
+    check_agent_program(make_agent(config.agent.name), model=config.agent.model, extra_args=config.agent.args)
     key = resolve_signing_key(signing_key)  # a bad key is refused before anything is created
     stem = benchmark if config.seed is None else f"{benchmark}-{config.seed}"
     record_to = record_to or _fresh_dir(Path("runs"), stem)
