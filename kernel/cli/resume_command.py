@@ -11,7 +11,7 @@ from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_o
 from evoledger.kernel.cli.options import echo_json, isolation_choice
 from evoledger.kernel.cli.recorded_isolation import NO_ISOLATION_HELP, RECORDED_ISOLATION_HELP, recorded_code_isolation
 from evoledger.kernel.cli.run_command import print_summary
-from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run
+from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run, resume_hint_on_interrupt
 from evoledger.kernel.run.resume import resume
 from rich.console import Console
 
@@ -74,15 +74,16 @@ def resume_command(
     if not as_json:
         Console(stderr=True).print(f"isolation: {chosen.describe()}", highlight=False)
         Console(stderr=True).print(f"agent isolation: {agent_chosen.describe()}", highlight=False)
-    result = resume(
-        run_dir,
-        isolation=chosen.isolation,
-        agent_isolation=agent_chosen.isolation,
-        signing_key=resolve_signing_key(signing_key),
-        trust_benchmark=trust_recorded_benchmark,
-        trust_agent=trust_recorded_agent,
-        agent=agent,
-    )
+    with resume_hint_on_interrupt(run_dir, Console(stderr=True)):
+        result = resume(
+            run_dir,
+            isolation=chosen.isolation,
+            agent_isolation=agent_chosen.isolation,
+            signing_key=resolve_signing_key(signing_key),
+            trust_benchmark=trust_recorded_benchmark,
+            trust_agent=trust_recorded_agent,
+            agent=agent,
+        )
     if as_json:
         echo_json(result.model_dump(mode="json"))
     else:

@@ -16,7 +16,7 @@ from evoledger.kernel.cli.config_options import (
 )
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import echo_json, parse_config_pairs
-from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run
+from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run, resume_hint_on_interrupt
 from evoledger.kernel.cli.terminal_text import cell, markup
 from evoledger.kernel.execution import resolve_isolation
 from evoledger.kernel.registry import BenchmarkRef
@@ -130,10 +130,13 @@ def run_command(
     check_agent_program(make_agent(config.agent.name), model=config.agent.model, extra_args=config.agent.args)
     key = resolve_signing_key(signing_key)  # a bad key is refused before anything is created
     stem = benchmark if config.seed is None else f"{benchmark}-{config.seed}"
+    taken = record_to is None and (Path("runs") / stem).exists()
     record_to = record_to or _fresh_dir(Path("runs"), stem)
     console = Console(stderr=True)
     if not as_json:  # JSON output stays one document; run-created records the isolation used
-        console.print(f"Run {record_to}: seed {seed_line(config.seed)}")
+        note = f" (runs/{stem} already holds a Run)" if taken else ""
+        console.print(f"run directory: {markup(record_to)}{note}", highlight=False, soft_wrap=True)
+        console.print(f"seed {seed_line(config.seed)}", highlight=False)
         console.print(f"isolation: {isolation.describe()}", highlight=False)
         console.print(f"agent isolation: {agent_isolation.describe()}", highlight=False)
     with Progress(
@@ -154,13 +157,14 @@ def run_command(
                 task, completed=state.charged - state.refunded, info=f"{state.submissions_used} subs {score}"
             )
 
-        result = run(
-            config,
-            record_to=record_to,
-            initial_program=initial_program,
-            on_update=_update,
-            signing_key=key,
-        )
+        with resume_hint_on_interrupt(record_to, console):
+            result = run(
+                config,
+                record_to=record_to,
+                initial_program=initial_program,
+                on_update=_update,
+                signing_key=key,
+            )
     if as_json:
         echo_json(result.model_dump(mode="json"))
     else:

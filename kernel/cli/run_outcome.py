@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
@@ -19,7 +21,14 @@ from evoledger.ledger.errors import EvoLedgerError
 from evoledger.ledger.run_files import open_dir_at, open_file_at, open_root
 from rich.console import Console
 
-__all__ = ["EXIT_CODES_HELP", "RUN_NOT_FINISHED", "agent_log_tail", "exit_for_run"]
+__all__ = [
+    "EXIT_CODES_HELP",
+    "INTERRUPTED",
+    "RUN_NOT_FINISHED",
+    "agent_log_tail",
+    "exit_for_run",
+    "resume_hint_on_interrupt",
+]
 
 RUN_NOT_FINISHED: Final = 6
 """The exit code of a Run that did not finish with a selected Candidate."""
@@ -30,6 +39,9 @@ EXIT_CODES_HELP: Final = (
     "and the end of the Agent's log are printed); 2 a wrong option or input; 3 the record is missing or damaged; "
     "4 another process holds the Run; 5 an Environment or Host fault; 130 interrupted (Ctrl-C): resume it."
 )
+
+INTERRUPTED: Final = 130
+"""The exit code after Ctrl-C (SIGINT), as a shell reports a process that SIGINT ended."""
 
 _REASONS: Final = {
     "agent_failed": "the Agent exited with an error before it finished",
@@ -119,3 +131,19 @@ def exit_for_run(run_dir: Path, reason: str, selected: str | None, console: Cons
             f"full logs: {printable(run_dir / 'host')}/agent-*/", highlight=False, markup=False, soft_wrap=True
         )
     raise SystemExit(RUN_NOT_FINISHED)
+
+
+@contextmanager
+def resume_hint_on_interrupt(run_dir: Path, console: Console) -> Iterator[None]:
+    """On Ctrl-C inside the block: say how to continue the Run, and exit :data:`INTERRUPTED` (130)."""
+    try:
+        yield
+    except KeyboardInterrupt:
+        console.print(
+            f"interrupted: the Run in {printable(run_dir)} is kept; continue it with: evoledger resume "
+            f"{printable(run_dir)}",
+            highlight=False,
+            markup=False,
+            soft_wrap=True,
+        )
+        raise SystemExit(INTERRUPTED) from None
