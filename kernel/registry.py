@@ -145,7 +145,6 @@ class BenchmarkRegistry:
             raise ConfigError(f"factory for {name!r} returned {type(benchmark).__name__}, which is not a Benchmark")
         return benchmark
 
-
     def config_model(self, name: str) -> type[BaseModel] | None:
         """The pydantic model of the ``--set`` settings of Benchmark ``name`` (``None`` when it declares none).
 
