@@ -8,6 +8,7 @@ from typing import Any
 import click
 from evoledger.kernel.cli.config_options import allowed_values, type_name
 from evoledger.kernel.cli.options import echo_json
+from evoledger.kernel.cli.progress import verbosity_options
 from evoledger.kernel.cli.terminal_text import cell
 from evoledger.kernel.registry import default_registry
 from rich.console import Console
@@ -70,6 +71,7 @@ def _describe(name: str, as_json: bool) -> None:
 @click.command("benchmarks")
 @click.argument("name", required=False)
 @click.option("--json", "as_json", is_flag=True, help="Print the specs as JSON.")
+@verbosity_options
 def benchmarks_command(name: str | None, as_json: bool) -> None:
     """List the registered Benchmarks, or describe NAME: its --set settings, spaces and score rule.
 

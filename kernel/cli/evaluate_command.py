@@ -15,12 +15,12 @@ from evoledger.kernel.cli.config_options import (
 from evoledger.kernel.cli.episode_failures import EVALUATE_EXIT_CODES_HELP, exit_if_all_failed
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import echo_json, parse_config_pairs
+from evoledger.kernel.cli.progress import bar, note, step, verbosity_options
 from evoledger.kernel.evaluation import EpisodeResult, EvaluationConfig, EvaluationResult, evaluate
 from evoledger.kernel.execution import resolve_isolation
 from evoledger.kernel.programs import packaged_program
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 __all__ = ["evaluate_command"]
@@ -57,6 +57,7 @@ EVALUATE_OPTIONS: Final = config_options(
 )
 @signing_key_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@verbosity_options
 def evaluate_command(
     program_dir: Path | None,
     benchmark: str,
@@ -81,25 +82,18 @@ def evaluate_command(
     values = config_values(EVALUATE_OPTIONS, config_args)
     chosen = resolve_isolation(values["isolation"])  # ConfigError (with the install hint) for an unusable bwrap
     config = EvaluationConfig.model_validate({**values, "isolation": chosen.isolation})
-    episodes = config.episodes
     ref = BenchmarkRef(name=benchmark, config=parse_config_pairs(settings))
     key = resolve_signing_key(signing_key) if record_to is not None else None
     console = Console(stderr=True)
     if not as_json:  # JSON output stays one document; the record keeps the isolation used
-        console.print(f"isolation: {chosen.describe()}", highlight=False)
-    with Progress(
-        TextColumn("[bold]evaluating"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[last]}"),
-        TimeElapsedColumn(),
-        console=console,
-        disable=as_json or not console.is_terminal,
-    ) as progress:
-        task = progress.add_task("episodes", total=episodes, last="")
+        note(console, f"isolation: {chosen.describe()}")
+    with bar(console, as_json=as_json, info="last") as progress:
+        task = progress.add_task("evaluating", total=config.episodes, last="")
 
         def _advance(result: EpisodeResult) -> None:
             progress.update(task, advance=1, last=f"return {result.episode_return:.2f}")
+            failure = "" if result.status == "ok" else f" ({result.status}: {result.failure})"
+            step(console, f"Episode {result.index}: return {result.episode_return:.3f}, {result.steps} steps{failure}")
 
         result = evaluate(program, ref, config=config, record_to=record_to, on_episode=_advance, signing_key=key)
     if as_json:

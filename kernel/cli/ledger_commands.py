@@ -9,6 +9,7 @@ from pathlib import Path
 
 import click
 from evoledger.kernel.cli.options import echo_json
+from evoledger.kernel.cli.progress import verbosity_options
 from evoledger.kernel.cli.terminal_text import cell, markup, printable
 from evoledger.ledger.canonical import is_digest, parse_payload
 from evoledger.ledger.errors import EncodingError, InputError, UnknownNameError
@@ -48,6 +49,7 @@ def ledger_group() -> None:
     "form (from 'evoledger keys export'), or a fingerprint ed25519:<32 hex>.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
+@verbosity_options
 def verify_command(record_dir: Path, trusted_key: str | None, as_json: bool) -> None:
     """Check the hash chain, the head manifest, every referenced Object and the signature. Exit 0 only if all hold.
 
@@ -96,6 +98,7 @@ def verify_command(record_dir: Path, trusted_key: str | None, as_json: bool) -> 
 @click.option("--from-seq", default=0, show_default=True, type=click.IntRange(0))
 @click.option("--limit", default=None, type=click.IntRange(1), help="At most this many Events.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per Event (JSON lines).")
+@verbosity_options
 def log_command(
     record_dir: Path, kinds: tuple[str, ...], visibility: str | None, from_seq: int, limit: int | None, as_json: bool
 ) -> None:
@@ -177,6 +180,7 @@ def _find_digest(book: Ledger, digest: str, record_dir: Path) -> str:
 @click.argument("digest")
 @click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the Object's bytes to this file.")
 @click.option("--json", "as_json", is_flag=True, help="Print digest, size and text as JSON.")
+@verbosity_options
 def show_command(record_dir: Path, digest: str, out: Path | None, as_json: bool) -> None:
     """Print the Object DIGEST of a record: a traceback, a Feedback file, an Agent log, a Program manifest.
 

@@ -9,6 +9,7 @@ from evoledger.kernel.agents.sandbox import resolve_agent_isolation
 from evoledger.kernel.cli.agent_isolation import agent_isolation_option
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import echo_json, isolation_choice
+from evoledger.kernel.cli.progress import bar, note, run_watcher, verbosity_options
 from evoledger.kernel.cli.recorded_isolation import NO_ISOLATION_HELP, RECORDED_ISOLATION_HELP, recorded_code_isolation
 from evoledger.kernel.cli.run_command import print_summary
 from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run, resume_hint_on_interrupt
@@ -41,6 +42,7 @@ __all__ = ["resume_command"]
 )
 @click.option("--agent", default=None, help="Re-state the recorded Agent (must equal it exactly); vouches for it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@verbosity_options
 def resume_command(
     run_dir: Path,
     isolation: str | None,
@@ -71,10 +73,11 @@ def resume_command(
     """
     chosen = recorded_code_isolation(isolation, no_isolation, command="resume")  # never the recorded choice
     agent_chosen = resolve_agent_isolation(agent_isolation)  # never the recorded choice either
+    console = Console(stderr=True)
     if not as_json:
-        Console(stderr=True).print(f"isolation: {chosen.describe()}", highlight=False)
-        Console(stderr=True).print(f"agent isolation: {agent_chosen.describe()}", highlight=False)
-    with resume_hint_on_interrupt(run_dir, Console(stderr=True)):
+        note(console, f"isolation: {chosen.describe()}")
+        note(console, f"agent isolation: {agent_chosen.describe()}")
+    with bar(console, as_json=as_json) as progress, resume_hint_on_interrupt(run_dir, console):
         result = resume(
             run_dir,
             isolation=chosen.isolation,
@@ -83,6 +86,7 @@ def resume_command(
             trust_benchmark=trust_recorded_benchmark,
             trust_agent=trust_recorded_agent,
             agent=agent,
+            on_update=run_watcher(progress, console, judging="validating and assessing the Candidates"),
         )
     if as_json:
         echo_json(result.model_dump(mode="json"))

@@ -16,14 +16,13 @@ from evoledger.kernel.cli.config_options import (
 )
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import echo_json, parse_config_pairs
+from evoledger.kernel.cli.progress import bar, judging_text, note, run_watcher, verbosity_options
 from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run, resume_hint_on_interrupt
 from evoledger.kernel.cli.terminal_text import cell, markup
 from evoledger.kernel.execution import resolve_isolation
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.kernel.run import RunConfig, RunResult, run
-from evoledger.projections.run_state import RunState
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 __all__ = ["RUN_FLAGS", "RUN_OPTIONS", "print_summary", "run_command", "seed_line"]
@@ -97,6 +96,7 @@ RUN_OPTIONS: Final = config_options(RunConfig, flags=RUN_FLAGS, flatten=("limits
 @config_option_decorator(RUN_OPTIONS)
 @signing_key_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@verbosity_options
 def run_command(
     benchmark: str,
     settings: tuple[str, ...],
@@ -134,29 +134,15 @@ def run_command(
     record_to = record_to or _fresh_dir(Path("runs"), stem)
     console = Console(stderr=True)
     if not as_json:  # JSON output stays one document; run-created records the isolation used
-        note = f" (runs/{stem} already holds a Run)" if taken else ""
-        console.print(f"run directory: {markup(record_to)}{note}", highlight=False, soft_wrap=True)
-        console.print(f"seed {seed_line(config.seed)}", highlight=False)
-        console.print(f"isolation: {isolation.describe()}", highlight=False)
-        console.print(f"agent isolation: {agent_isolation.describe()}", highlight=False)
-    with Progress(
-        TextColumn("[bold]budget"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[info]}"),
-        TimeElapsedColumn(),
-        console=console,
-        disable=as_json or not console.is_terminal,
-    ) as progress:
-        task = progress.add_task("budget", total=config.episode_budget, info="")
-
-        def _update(state: RunState) -> None:
-            latest = state.submissions[state.submission_order[-1]] if state.submission_order else None
-            score = "" if latest is None or latest.score is None else f"latest score {latest.score:.2f}"
-            progress.update(
-                task, completed=state.charged - state.refunded, info=f"{state.submissions_used} subs {score}"
-            )
-
+        held = f" (runs/{stem} already holds a Run)" if taken else ""
+        note(console, f"run directory: {markup(record_to)}{held}")
+        note(console, f"seed {seed_line(config.seed)}")
+        note(console, f"isolation: {isolation.describe()}")
+        note(console, f"agent isolation: {agent_isolation.describe()}")
+    with bar(console, as_json=as_json) as progress:
+        v, a = config.validation, config.assessment
+        judging = judging_text(v.episodes, config.candidate_limit, a.episodes)
+        _update = run_watcher(progress, console, judging=judging)
         with resume_hint_on_interrupt(record_to, console):
             result = run(
                 config,
