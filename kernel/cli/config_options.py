@@ -12,7 +12,7 @@ from __future__ import annotations
 import types
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeVar, Union, get_args, get_origin
+from typing import Any, Final, Literal, TypeGuard, TypeVar, Union, get_args, get_origin
 
 import annotated_types
 import click
@@ -62,7 +62,7 @@ class ConfigOption:
     def help(self) -> str:
         return self.field.description or ""
 
-    def param_type(self) -> click.ParamType | None:
+    def param_type(self) -> click.ParamType[Any] | None:
         """The click type: a range from the field's bounds, a choice of its literals, or None (a string)."""
         kind = _without_none(self.annotation)
         if get_origin(kind) is Literal:
@@ -120,7 +120,7 @@ def _bounds(field: FieldInfo) -> dict[str, Any]:
     return bounds
 
 
-def _is_model(annotation: Any) -> bool:
+def _is_model(annotation: Any) -> TypeGuard[type[BaseModel]]:
     return isinstance(annotation, type) and issubclass(annotation, BaseModel)
 
 

@@ -140,8 +140,7 @@ def run_command(
         note(console, f"isolation: {isolation.describe()}")
         note(console, f"agent isolation: {agent_isolation.describe()}")
     with bar(console, as_json=as_json) as progress:
-        v, a = config.validation, config.assessment
-        judging = judging_text(v.episodes, config.candidate_limit, a.episodes)
+        judging = judging_text(config.validation.episodes, config.candidate_limit, config.assessment.episodes)
         _update = run_watcher(progress, console, judging=judging)
         with resume_hint_on_interrupt(record_to, console):
             result = run(
