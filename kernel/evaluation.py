@@ -52,14 +52,23 @@ class EvaluationConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    split: Split = "train"
-    episodes: int = Field(default=20, ge=1, le=1_000_000)
-    seed: int = Field(default=0, ge=0, lt=2**63)
+    split: Split = Field(default="train", description="Which of the Benchmark's Episode splits to plan from.")
+    episodes: int = Field(default=20, ge=1, le=1_000_000, description="How many Episodes to run.")
+    seed: int = Field(
+        default=0,
+        ge=0,
+        lt=2**63,
+        description="Plans the Episodes (a public hash of it: anyone who knows the seed can compute them).",
+    )
     limits: PolicyLimits = Field(default_factory=PolicyLimits)
-    workers: int = Field(default=1, ge=1, le=256)
-    record_trajectories: bool = True
-    isolation: Isolation = "auto"
-    """How Policies are isolated; the evaluation record keeps the resolved ``local`` or ``bwrap``."""
+    workers: int = Field(default=1, ge=1, le=256, description="Episodes run in parallel (results are identical).")
+    record_trajectories: bool = Field(default=True, description="Record every step of every Episode.")
+    isolation: Isolation = Field(
+        default="auto",
+        description="How Policies are isolated: bwrap (a bubblewrap sandbox per worker: no view of the Host, its "
+        "/proc or the record directory), local (plain processes), auto (bwrap where it is installed and works, else "
+        "local). The record keeps the one used.",
+    )
 
 
 class EpisodeResult(BaseModel):
@@ -73,6 +82,8 @@ class EpisodeResult(BaseModel):
     steps: int
     failure: str | None = None
     trajectory_digest: str | None = None
+    traceback: str | None = None
+    """The bounded traceback of a Policy failure (file and line), when there is one."""
 
 
 class EvaluationResult(BaseModel):
@@ -227,6 +238,7 @@ def evaluate(
                         steps=outcome.steps,
                         failure=outcome.failure_message if outcome.status != "ok" else None,
                         trajectory_digest=digest,
+                        traceback=outcome.traceback if outcome.status != "ok" else None,
                     )
                     results.append(result)
                     if on_episode is not None:

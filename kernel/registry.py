@@ -13,11 +13,12 @@ says so (``--trust-recorded-benchmark``); otherwise :class:`UntrustedRecordError
 
 from __future__ import annotations
 
+import difflib
 import importlib
 import pkgutil
 from collections.abc import Callable, Mapping
 from importlib import metadata
-from typing import Any
+from typing import Any, Final
 
 from evoledger.kernel.authoring import Benchmark
 from evoledger.ledger.errors import ConfigError, InputError, UnknownNameError
@@ -136,11 +137,57 @@ class BenchmarkRegistry:
         factory = self.factory(name, allow_import=allow_import)
         try:
             benchmark = factory(**dict(config or {}))
-        except (TypeError, ValidationError) as exc:
+        except ValidationError as exc:
+            raise ConfigError(_settings_error(name, dict(config or {}), exc, _model_named(factory, exc))) from None
+        except TypeError as exc:
             raise ConfigError(f"invalid configuration {dict(config or {})!r} for benchmark {name!r}: {exc}") from exc
         if not isinstance(benchmark, Benchmark):
             raise ConfigError(f"factory for {name!r} returned {type(benchmark).__name__}, which is not a Benchmark")
         return benchmark
+
+    def config_model(self, name: str) -> type[BaseModel] | None:
+        """The pydantic model of the ``--set`` settings of Benchmark ``name`` (``None`` when it declares none).
+
+        A factory names it as its ``config_model`` attribute; otherwise it is found by calling the factory with one
+        setting no model has, which a factory that validates its settings first refuses naming its model.
+        """
+        factory = self.factory(name)
+        declared = getattr(factory, "config_model", None)
+        if isinstance(declared, type) and issubclass(declared, BaseModel):
+            return declared
+        try:
+            factory(**{_PROBE: None})
+        except ValidationError as exc:
+            return _model_named(factory, exc)
+        except TypeError:
+            return None
+        return None
+
+
+_PROBE: Final = "__evoledger_no_such_setting__"
+
+
+def _model_named(factory: BenchmarkFactory, exc: ValidationError) -> type[BaseModel] | None:
+    """The config model a factory's :class:`ValidationError` names, looked up where the factory was defined."""
+    found = getattr(factory, "__globals__", {}).get(exc.title)
+    return found if isinstance(found, type) and issubclass(found, BaseModel) else None
+
+
+def _settings_error(name: str, config: dict[str, Any], exc: ValidationError, model: type[BaseModel] | None) -> str:
+    """One line: which ``--set`` is wrong, why, the closest key, and every valid key."""
+    keys = sorted(model.model_fields) if model is not None else []
+    problems = []
+    for error in exc.errors():
+        key = ".".join(str(part) for part in error["loc"]) or "(settings)"
+        if error["type"] == "extra_forbidden":
+            close = difflib.get_close_matches(key, keys, n=1, cutoff=0.5)
+            hint = f" (did you mean {close[0]!r}?)" if close else ""
+            problems.append(f"--set {key}: benchmark {name!r} has no such setting{hint}")
+        else:
+            given = f"={config[key]}" if key in config else ""
+            problems.append(f"--set {key}{given}: {error['msg']}")
+    listing = ", ".join(keys) if keys else "none"
+    return f"{'; '.join(problems)}; valid keys: {listing} (see: evoledger benchmarks {name})"
 
 
 _DEFAULT = BenchmarkRegistry()

@@ -210,8 +210,8 @@ def _capture(
     before = settled_scan(root_fd, root, limits, settle_seconds, clock, sleep)
     if entry_point not in before:
         raise SnapshotError(
-            f"entry point {entry_point!r} not found in {root}; create it or pass entry_point=... naming "
-            "the file that defines make_policy"
+            f"{root} has no {entry_point}: a Program is a folder whose {entry_point} defines make_policy(context); "
+            "create it there or give the folder that holds it"
         )
     entries: dict[str, ManifestEntry] = {}
     for rel in sorted(before):

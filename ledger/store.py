@@ -104,8 +104,8 @@ class Ledger:
             db_path = path / DATABASE_NAME
             if db_path.exists() or (path / MANIFEST_NAME).exists():
                 raise LedgerExistsError(
-                    f"a ledger already exists in {path}; open it with Ledger.open({str(path)!r}, writable=True) "
-                    "or choose a new directory"
+                    f"{path} already holds a record (a ledger); choose a new directory, or continue a Run there "
+                    f"with 'evoledger resume {path}'"
                 )
             for stale in (db_path.with_name(DATABASE_NAME + "-wal"), db_path.with_name(DATABASE_NAME + "-shm")):
                 stale.unlink(missing_ok=True)  # never let a new file replay an old WAL

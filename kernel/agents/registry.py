@@ -8,16 +8,27 @@ Every registered entry is an import string, resolved only when used.
 
 from __future__ import annotations
 
+import os
+import shutil
 from collections.abc import Mapping
 from importlib import metadata
+from pathlib import Path
 from typing import Any, Final
 
 from evoledger.kernel.agents.adapters import COMMAND_PREFIX, BuiltinAgent, CommandAgent
-from evoledger.kernel.agents.base import CodingAgent
+from evoledger.kernel.agents.base import AgentTask, CodingAgent
 from evoledger.kernel.registry import load_object
 from evoledger.ledger.errors import ConfigError, UnknownNameError
 
-__all__ = ["AGENTS", "ENTRY_POINT_GROUP", "agent_names", "baseline_agent", "hill_climb_agent", "make_agent"]
+__all__ = [
+    "AGENTS",
+    "ENTRY_POINT_GROUP",
+    "agent_names",
+    "baseline_agent",
+    "check_agent_program",
+    "hill_climb_agent",
+    "make_agent",
+]
 
 ENTRY_POINT_GROUP: Final = "evoledger.agents"
 
@@ -81,3 +92,27 @@ def make_agent(name: str, options: Mapping[str, Any] | None = None) -> CodingAge
     if not isinstance(agent, CodingAgent):
         raise ConfigError(f"agent factory {target!r} returned {type(agent).__name__}, which is not a CodingAgent")
     return agent
+
+
+def check_agent_program(agent: CodingAgent, *, model: str | None = None, extra_args: tuple[str, ...] = ()) -> None:
+    """Refuse (:class:`ConfigError`) an Agent whose program is not installed, before a Run is created for it.
+
+    The program is the first word of the command the adapter would launch: a bare name must be found on ``PATH``,
+    an absolute path must be an executable file. A relative path is left to the launch (it is relative to the
+    Agent's workspace, which does not exist yet).
+    """
+    here = Path.cwd()  # nothing is written there: the command is only built, never run
+    probe = AgentTask(
+        task_text="(probe)", workspace=here, model=model, extra_args=extra_args, task_file=here / "task.md"
+    )
+    program = agent.command(probe).argv[0]
+    if "/" in program:
+        missing = os.path.isabs(program) and not (os.path.isfile(program) and os.access(program, os.X_OK))
+    else:
+        missing = shutil.which(program) is None
+    if missing:
+        where = "is not an executable file" if "/" in program else "is not installed (not found on PATH)"
+        raise ConfigError(
+            f"cannot start Agent {agent.name!r}: its program {program!r} {where}; install it, or name the program "
+            "yourself with --agent 'command:/path/to/program ARGS...'. Nothing was created."
+        )

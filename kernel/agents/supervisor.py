@@ -250,7 +250,8 @@ class AgentSupervisor:
             except (FileNotFoundError, PermissionError) as exc:
                 raise ConfigError(
                     f"cannot start Agent {self._agent.name!r}: {self.command.argv[0]!r} is not installed or not "
-                    f"executable ({exc.strerror}); install it or set the adapter's 'executable' option"
+                    f"executable ({exc.strerror}); install it, or name the program yourself with "
+                    "--agent 'command:/path/to/program ARGS...'"
                 ) from exc
             except OSError as exc:
                 raise InfraError(

@@ -1,4 +1,4 @@
-"""The ``--agent-isolation`` option of ``run`` and ``resume``: whether the Agent runs in a bubblewrap sandbox."""
+"""The ``--agent-isolation`` option of ``resume`` (``run`` derives its own from :class:`RunConfig`)."""
 
 from __future__ import annotations
 
@@ -7,14 +7,12 @@ from typing import Final, TypeVar
 
 import click
 from evoledger.kernel.agents.sandbox import AGENT_ISOLATIONS
+from evoledger.kernel.run.config import RunConfig
 
 __all__ = ["AGENT_ISOLATION_HELP", "agent_isolation_option"]
 
 AGENT_ISOLATION_HELP: Final = (
-    "How the Agent is isolated: bwrap (a bubblewrap sandbox: the workspace read-write and the session socket, the "
-    "rest of the run directory, the Host's processes and your evoledger keys out of sight; no network unless the "
-    "Agent is a coding-agent CLI that needs its API), local (a plain process), auto (bwrap where it is installed and "
-    "works, else local). resume never takes it from the record."
+    f"{RunConfig.model_fields['agent_isolation'].description} resume never takes it from the record."
 )
 
 _F = TypeVar("_F", bound=Callable[..., object])

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 from evoledger.kernel.cli.options import echo_json
+from evoledger.kernel.cli.progress import verbosity_options
 from evoledger.ledger.bundle import DEFAULT_MAX_BYTES, bundle, unbundle
 from evoledger.ledger.signing_keys import parse_trusted_key
 
@@ -16,6 +17,7 @@ __all__ = ["bundle_command", "unbundle_command"]
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option("--out", required=True, type=click.Path(dir_okay=False, path_type=Path), help="The new bundle file.")
 @click.option("--json", "as_json", is_flag=True, help="Print what was bundled as JSON.")
+@verbosity_options
 def bundle_command(run_dir: Path, out: Path, as_json: bool) -> None:
     """Pack a Run into one file: its ledger, head manifest, signature and large Objects.
 
@@ -49,6 +51,7 @@ def bundle_command(run_dir: Path, out: Path, as_json: bool) -> None:
     "--max-bytes", default=DEFAULT_MAX_BYTES, show_default=True, type=click.IntRange(1), help="Cap on unpacked size."
 )
 @click.option("--json", "as_json", is_flag=True, help="Print what was unpacked and the signature verdict as JSON.")
+@verbosity_options
 def unbundle_command(bundle_file: Path, out: Path, trusted_key: str | None, max_bytes: int, as_json: bool) -> None:
     """Unpack a bundle into a new folder, refusing it whole before writing anything if any member is suspect.
 

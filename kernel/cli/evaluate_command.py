@@ -3,16 +3,24 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Final
 
 import click
+from evoledger.kernel.cli.config_options import (
+    POLICY_LIMIT_FLAGS,
+    config_option_decorator,
+    config_options,
+    config_values,
+)
+from evoledger.kernel.cli.episode_failures import EVALUATE_EXIT_CODES_HELP, exit_if_all_failed
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
-from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice, parse_config_pairs
+from evoledger.kernel.cli.options import echo_json, parse_config_pairs
+from evoledger.kernel.cli.progress import bar, note, step, verbosity_options
 from evoledger.kernel.evaluation import EpisodeResult, EvaluationConfig, EvaluationResult, evaluate
-from evoledger.kernel.execution import PolicyLimits, resolve_isolation
+from evoledger.kernel.execution import resolve_isolation
 from evoledger.kernel.packaged_program_lookup import packaged_program
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
 __all__ = ["evaluate_command"]
@@ -29,22 +37,19 @@ def _table(result: EvaluationResult, shown: int) -> Table:
     return table
 
 
-@click.command("evaluate")
+EVALUATE_OPTIONS: Final = config_options(
+    EvaluationConfig,
+    flags={**POLICY_LIMIT_FLAGS, "episodes": ("--episodes", "-n"), "workers": ("--workers", "-w")},
+    flatten=("limits",),
+)
+"""One option per :class:`EvaluationConfig` field."""
+
+
+@click.command("evaluate", epilog=EVALUATE_EXIT_CODES_HELP)
 @click.argument("program_dir", required=False, type=click.Path(file_okay=False, path_type=Path))
 @click.option("--benchmark", "-b", default="cartpole", show_default=True, help="Registry name or pkg.module:factory.")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Benchmark configuration (repeatable).")
-@click.option("--episodes", "-n", default=20, show_default=True, type=click.IntRange(1))
-@click.option("--split", type=click.Choice(["train", "validation", "assessment"]), default="train", show_default=True)
-@click.option(
-    "--seed",
-    default=0,
-    show_default=True,
-    type=click.IntRange(0),
-    help="Plans the Episodes (a public hash of it: anyone who knows the seed can compute them).",
-)
-@click.option("--workers", "-w", default=1, show_default=True, type=click.IntRange(1, 256))
-@click.option("--act-timeout", default=None, type=click.FloatRange(min=0.001), help="Seconds per act() call.")
-@click.option("--isolation", type=isolation_choice(), default="auto", show_default=True, help=ISOLATION_HELP)
+@config_option_decorator(EVALUATE_OPTIONS)
 @click.option(
     "--record-to",
     type=click.Path(file_okay=False, path_type=Path),
@@ -52,19 +57,15 @@ def _table(result: EvaluationResult, shown: int) -> Table:
 )
 @signing_key_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@verbosity_options
 def evaluate_command(
     program_dir: Path | None,
     benchmark: str,
     settings: tuple[str, ...],
-    episodes: int,
-    split: str,
-    seed: int,
-    workers: int,
-    act_timeout: float | None,
-    isolation: str,
     record_to: Path | None,
     signing_key: Path | None,
     as_json: bool,
+    **config_args: Any,
 ) -> None:
     """Evaluate the Policy Program in PROGRAM_DIR on a Benchmark and record every Episode.
 
@@ -78,37 +79,30 @@ def evaluate_command(
     """
     default_registry().factory(benchmark)  # an unknown name fails here, with a suggestion
     program = program_dir if program_dir is not None else packaged_program(f"{benchmark}-baseline")
-    limits = PolicyLimits() if act_timeout is None else PolicyLimits(act_timeout_seconds=act_timeout)
-    chosen = resolve_isolation(isolation)  # ConfigError (with the install hint) for an unusable bwrap
-    config = EvaluationConfig(
-        split=split, episodes=episodes, seed=seed, workers=workers, limits=limits, isolation=chosen.isolation
-    )
+    values = config_values(EVALUATE_OPTIONS, config_args)
+    chosen = resolve_isolation(values["isolation"])  # ConfigError (with the install hint) for an unusable bwrap
+    config = EvaluationConfig.model_validate({**values, "isolation": chosen.isolation})
     ref = BenchmarkRef(name=benchmark, config=parse_config_pairs(settings))
     key = resolve_signing_key(signing_key) if record_to is not None else None
     console = Console(stderr=True)
     if not as_json:  # JSON output stays one document; the record keeps the isolation used
-        console.print(f"isolation: {chosen.describe()}", highlight=False)
-    with Progress(
-        TextColumn("[bold]evaluating"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[last]}"),
-        TimeElapsedColumn(),
-        console=console,
-        disable=as_json or not console.is_terminal,
-    ) as progress:
-        task = progress.add_task("episodes", total=episodes, last="")
+        note(console, f"isolation: {chosen.describe()}")
+    with bar(console, as_json=as_json, info="last") as progress:
+        task = progress.add_task("evaluating", total=config.episodes, last="")
 
         def _advance(result: EpisodeResult) -> None:
             progress.update(task, advance=1, last=f"return {result.episode_return:.2f}")
+            failure = "" if result.status == "ok" else f" ({result.status}: {result.failure})"
+            step(console, f"Episode {result.index}: return {result.episode_return:.3f}, {result.steps} steps{failure}")
 
         result = evaluate(program, ref, config=config, record_to=record_to, on_episode=_advance, signing_key=key)
     if as_json:
         echo_json(result.model_dump(mode="json"))
-        return
-    out = Console()
-    out.print(_table(result, shown=20))
-    score = "n/a" if result.score is None else f"{result.score:.4f}"
-    out.print(f"[bold]score[/bold] {score}   failures {result.failures}   program {result.program_digest[:19]}…")
-    if result.ledger_path is not None:
-        out.print(f"recorded to {result.ledger_path}  (check it: evoledger ledger verify {result.ledger_path})")
+    else:
+        out = Console()
+        out.print(_table(result, shown=20))
+        score = "n/a" if result.score is None else f"{result.score:.4f}"
+        out.print(f"[bold]score[/bold] {score}   failures {result.failures}   program {result.program_digest[:19]}…")
+        if result.ledger_path is not None:
+            out.print(f"recorded to {result.ledger_path}  (check it: evoledger ledger verify {result.ledger_path})")
+    exit_if_all_failed(result, program, console)

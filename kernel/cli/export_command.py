@@ -13,6 +13,7 @@ from typing import Any, Final
 
 import click
 from evoledger.kernel.cli.options import echo_json
+from evoledger.kernel.cli.progress import spinner, verbosity_options
 from evoledger.kernel.cli.terminal_text import cell, markup
 from evoledger.kernel.registry import load_object
 from evoledger.ledger.errors import InputError
@@ -89,6 +90,7 @@ def _print(report: Any) -> None:
 @click.option("--minari-id", default=None, help="Minari dataset id (default: evoledger/<benchmark>/<visibility>-v0).")
 @click.option("--overwrite", is_flag=True, help="Replace an earlier export in --out.")
 @click.option("--json", "as_json", is_flag=True, help="Print the report as JSON.")
+@verbosity_options
 def export_command(
     run_dirs: tuple[Path, ...],
     out: Path,
@@ -120,18 +122,19 @@ def export_command(
 
     _require(output_format)
     export = load_object(EXPORTER)
-    report = export(
-        list(run_dirs),
-        out,
-        configs=list(configs) or None,
-        visibility=visibility,
-        output_format=output_format,
-        reward=reward.replace("-", "_"),
-        overwrite=overwrite,
-        json_spaces=json_spaces,
-        minari_dataset_id=minari_id,
-        spec_for=registered_spec,
-    )
+    with spinner(Console(stderr=True), f"exporting {len(run_dirs)} Run(s)", as_json=as_json):
+        report = export(
+            list(run_dirs),
+            out,
+            configs=list(configs) or None,
+            visibility=visibility,
+            output_format=output_format,
+            reward=reward.replace("-", "_"),
+            overwrite=overwrite,
+            json_spaces=json_spaces,
+            minari_dataset_id=minari_id,
+            spec_for=registered_spec,
+        )
     if as_json:
         echo_json(report.to_dict())
     else:

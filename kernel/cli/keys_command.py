@@ -13,6 +13,7 @@ from typing import Any, TypeVar
 
 import click
 from evoledger.kernel.cli.options import echo_json
+from evoledger.kernel.cli.progress import verbosity_options
 from evoledger.ledger.signing_keys import (
     SigningKey,
     create_key_file,
@@ -62,6 +63,7 @@ def keys_group() -> None:
 @keys_group.command("show")
 @click.option("--key", "key_path", type=click.Path(dir_okay=False, path_type=Path), help="A key file (default: yours).")
 @click.option("--json", "as_json", is_flag=True, help="Print the fingerprint, public key and path as JSON.")
+@verbosity_options
 def show_command(key_path: Path | None, as_json: bool) -> None:
     """Show the fingerprint and path of the default signing key (created if absent) or of --key.
 
@@ -85,6 +87,7 @@ def show_command(key_path: Path | None, as_json: bool) -> None:
     help="Where to write the new key (default: the default key path). An existing file is never overwritten.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the fingerprint and path as JSON.")
+@verbosity_options
 def create_command(out: Path | None, as_json: bool) -> None:
     """Create a new ed25519 signing key (mode 0600, its folder 0700); refuses to overwrite any file.
 
@@ -102,6 +105,7 @@ def create_command(out: Path | None, as_json: bool) -> None:
 
 @keys_group.command("export")
 @click.option("--key", "key_path", type=click.Path(dir_okay=False, path_type=Path), help="A key file (default: yours).")
+@verbosity_options
 def export_command(key_path: Path | None) -> None:
     """Print the public key in its one-line text form, to give to reviewers (--trusted-key accepts it).
 

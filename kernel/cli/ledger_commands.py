@@ -1,15 +1,18 @@
-"""``evoledger ledger verify`` and ``evoledger ledger log``: audit and read a record directory."""
+"""``evoledger ledger verify``, ``log`` and ``show``: audit a record directory, read its Events and Objects."""
 
 from __future__ import annotations
 
+import contextlib
 import json
+import re
 from pathlib import Path
 
 import click
 from evoledger.kernel.cli.options import echo_json
-from evoledger.kernel.cli.terminal_text import cell, markup
-from evoledger.ledger.canonical import parse_payload
-from evoledger.ledger.errors import EncodingError, UnknownNameError
+from evoledger.kernel.cli.progress import verbosity_options
+from evoledger.kernel.cli.terminal_text import cell, markup, printable
+from evoledger.ledger.canonical import is_digest, parse_payload
+from evoledger.ledger.errors import EncodingError, InputError, UnknownNameError
 from evoledger.ledger.events import EVENT_TYPES
 from evoledger.ledger.signature_check import check_signature
 from evoledger.ledger.signing_keys import parse_trusted_key
@@ -32,6 +35,7 @@ def ledger_group() -> None:
     Examples:
       evoledger ledger verify runs/cartpole-0
       evoledger ledger log runs/cartpole-0 --kind feedback-published
+      evoledger ledger show runs/cartpole-0 sha256:3f1c0e4b9a7d
     """
 
 
@@ -45,6 +49,7 @@ def ledger_group() -> None:
     "form (from 'evoledger keys export'), or a fingerprint ed25519:<32 hex>.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
+@verbosity_options
 def verify_command(record_dir: Path, trusted_key: str | None, as_json: bool) -> None:
     """Check the hash chain, the head manifest, every referenced Object and the signature. Exit 0 only if all hold.
 
@@ -93,6 +98,7 @@ def verify_command(record_dir: Path, trusted_key: str | None, as_json: bool) -> 
 @click.option("--from-seq", default=0, show_default=True, type=click.IntRange(0))
 @click.option("--limit", default=None, type=click.IntRange(1), help="At most this many Events.")
 @click.option("--json", "as_json", is_flag=True, help="One JSON object per Event (JSON lines).")
+@verbosity_options
 def log_command(
     record_dir: Path, kinds: tuple[str, ...], visibility: str | None, from_seq: int, limit: int | None, as_json: bool
 ) -> None:
@@ -147,3 +153,64 @@ def log_command(
         if as_json:
             click.echo(f"error: {len(unreadable)} unreadable payload(s), first at seq {unreadable[0][0]}", err=True)
         raise SystemExit(3)
+
+
+_SHOWN_BYTES = 2 * 1024 * 1024
+_PREFIX = re.compile(r"(?:sha256:)?([0-9a-f]{6,64})")
+
+
+def _find_digest(book: Ledger, digest: str, record_dir: Path) -> str:
+    if is_digest(digest):
+        return digest
+    match = _PREFIX.fullmatch(digest.strip().lower())
+    if match is None:
+        raise InputError(f"{digest!r} is not an Object digest; give sha256:<64 hex digits> or at least 6 of them")
+    found = [e.digest for e in book.objects.entries() if e.digest.removeprefix("sha256:").startswith(match.group(1))]
+    if len(found) != 1:
+        what = "no Object" if not found else f"{len(found)} Objects"
+        raise InputError(
+            f"{what} in {record_dir} start with {digest!r}; give more digits (digests are in "
+            f"'evoledger ledger log {record_dir} --json')"
+        )
+    return found[0]
+
+
+@ledger_group.command("show")
+@click.argument("record_dir", type=_RECORD)
+@click.argument("digest")
+@click.option("--out", type=click.Path(dir_okay=False, path_type=Path), help="Write the Object's bytes to this file.")
+@click.option("--json", "as_json", is_flag=True, help="Print digest, size and text as JSON.")
+@verbosity_options
+def show_command(record_dir: Path, digest: str, out: Path | None, as_json: bool) -> None:
+    """Print the Object DIGEST of a record: a traceback, a Feedback file, an Agent log, a Program manifest.
+
+    DIGEST is the full sha256:... from an Event (see 'ledger log') or a unique prefix of at least 6 hex digits.
+    Text is printed with control characters escaped; JSON is indented; other bytes need --out.
+
+    \b
+    Examples:
+      evoledger ledger show runs/cartpole-0 sha256:3f1c0e4b9a7d
+      evoledger ledger show runs/cartpole-0 3f1c0e4b9a7d --out feedback.json
+    """
+    with Ledger.open(record_dir) as book:
+        found = _find_digest(book, digest, record_dir)
+        data = book.objects.get(found)
+    if out is not None:
+        out.write_bytes(data)
+        click.echo(f"wrote {len(data)} bytes of {found} to {printable(out)}")
+        return
+    try:
+        text: str | None = data.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None:
+        with contextlib.suppress(ValueError, RecursionError):  # not JSON, or nested past what json reads
+            text = json.dumps(json.loads(text), indent=2, sort_keys=True, ensure_ascii=False)
+    if as_json:
+        echo_json({"digest": found, "size": len(data), "text": text})
+        return
+    if text is None:
+        raise InputError(f"{found} holds {len(data)} bytes that are not text; write them to a file with --out FILE")
+    if len(text) > _SHOWN_BYTES:
+        text = text[:_SHOWN_BYTES] + f"\n... ({len(data)} bytes in all; --out FILE writes them all)"
+    click.echo("\n".join(printable(line) for line in text.splitlines()))

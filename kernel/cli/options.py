@@ -4,18 +4,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
-from typing import Any, Final
+from typing import Any
 
 import click
 from evoledger.kernel.execution import ISOLATIONS
 from evoledger.ledger.errors import ConfigError
 
-__all__ = ["ISOLATION_HELP", "echo_json", "isolation_choice", "parse_config_pairs"]
-
-ISOLATION_HELP: Final = (
-    "How Policies are isolated: bwrap (a bubblewrap sandbox per worker: no view of the Host, its /proc or the run "
-    "directory), local (plain processes), auto (bwrap where it is installed and works, else local)."
-)
+__all__ = ["echo_json", "isolation_choice", "parse_config_pairs"]
 
 
 def isolation_choice() -> click.Choice[str]:

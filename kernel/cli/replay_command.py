@@ -6,6 +6,7 @@ from pathlib import Path
 
 import click
 from evoledger.kernel.cli.options import echo_json, isolation_choice
+from evoledger.kernel.cli.progress import note, spinner, verbosity_options
 from evoledger.kernel.cli.recorded_isolation import NO_ISOLATION_HELP, RECORDED_ISOLATION_HELP, recorded_code_isolation
 from evoledger.kernel.cli.terminal_text import cell, markup
 from evoledger.kernel.replay import CheckResult, ReplayReport, replay
@@ -94,6 +95,7 @@ def print_report(report: ReplayReport, console: Console) -> None:
     "and --execute refuses it.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the full report as JSON.")
+@verbosity_options
 def replay_command(
     run_dir: Path,
     execute: bool,
@@ -132,16 +134,18 @@ def replay_command(
     if execute:  # ConfigError (exit 2, with the install hint) where no sandbox can run and none was waived
         chosen = recorded_code_isolation(isolation, no_isolation, command="replay --execute")
         if not as_json:
-            Console(stderr=True).print(f"isolation: {chosen.describe()}", highlight=False)
+            note(Console(stderr=True), f"isolation: {chosen.describe()}")
         isolation = chosen.isolation
-    report = replay(
-        run_dir,
-        execute=execute,
-        rebuild=rebuild,
-        isolation=isolation or "auto",
-        trusted_key=trusted,
-        trust_benchmark=trust_recorded_benchmark,
-    )
+    what = "auditing, re-running every recorded Episode" if execute else "auditing"
+    with spinner(Console(stderr=True), what, as_json=as_json):
+        report = replay(
+            run_dir,
+            execute=execute,
+            rebuild=rebuild,
+            isolation=isolation or "auto",
+            trusted_key=trusted,
+            trust_benchmark=trust_recorded_benchmark,
+        )
     if as_json:
         echo_json(report.to_dict())
     else:

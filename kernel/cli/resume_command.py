@@ -9,15 +9,17 @@ from evoledger.kernel.agents.sandbox import resolve_agent_isolation
 from evoledger.kernel.cli.agent_isolation import agent_isolation_option
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import echo_json, isolation_choice
+from evoledger.kernel.cli.progress import bar, note, run_watcher, verbosity_options
 from evoledger.kernel.cli.recorded_isolation import NO_ISOLATION_HELP, RECORDED_ISOLATION_HELP, recorded_code_isolation
 from evoledger.kernel.cli.run_command import print_summary
+from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run, resume_hint_on_interrupt
 from evoledger.kernel.run.resume import resume
 from rich.console import Console
 
 __all__ = ["resume_command"]
 
 
-@click.command("resume")
+@click.command("resume", epilog=EXIT_CODES_HELP)
 @click.argument("run_dir", type=click.Path(exists=True, file_okay=False, path_type=Path))
 @click.option(
     "--isolation",
@@ -40,6 +42,7 @@ __all__ = ["resume_command"]
 )
 @click.option("--agent", default=None, help="Re-state the recorded Agent (must equal it exactly); vouches for it.")
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
+@verbosity_options
 def resume_command(
     run_dir: Path,
     isolation: str | None,
@@ -70,19 +73,23 @@ def resume_command(
     """
     chosen = recorded_code_isolation(isolation, no_isolation, command="resume")  # never the recorded choice
     agent_chosen = resolve_agent_isolation(agent_isolation)  # never the recorded choice either
+    console = Console(stderr=True)
     if not as_json:
-        Console(stderr=True).print(f"isolation: {chosen.describe()}", highlight=False)
-        Console(stderr=True).print(f"agent isolation: {agent_chosen.describe()}", highlight=False)
-    result = resume(
-        run_dir,
-        isolation=chosen.isolation,
-        agent_isolation=agent_chosen.isolation,
-        signing_key=resolve_signing_key(signing_key),
-        trust_benchmark=trust_recorded_benchmark,
-        trust_agent=trust_recorded_agent,
-        agent=agent,
-    )
+        note(console, f"isolation: {chosen.describe()}")
+        note(console, f"agent isolation: {agent_chosen.describe()}")
+    with bar(console, as_json=as_json) as progress, resume_hint_on_interrupt(run_dir, console):
+        result = resume(
+            run_dir,
+            isolation=chosen.isolation,
+            agent_isolation=agent_chosen.isolation,
+            signing_key=resolve_signing_key(signing_key),
+            trust_benchmark=trust_recorded_benchmark,
+            trust_agent=trust_recorded_agent,
+            agent=agent,
+            on_update=run_watcher(progress, console, judging="validating and assessing the Candidates"),
+        )
     if as_json:
         echo_json(result.model_dump(mode="json"))
     else:
         print_summary(result, Console())
+    exit_for_run(result.run_dir, result.reason, result.selected, Console(stderr=True))

@@ -3,24 +3,29 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 
 import click
+from evoledger.kernel.agents.registry import check_agent_program, make_agent
 from evoledger.kernel.agents.sandbox import resolve_agent_isolation
-from evoledger.kernel.cli.agent_isolation import agent_isolation_option
+from evoledger.kernel.cli.config_options import (
+    POLICY_LIMIT_FLAGS,
+    config_option_decorator,
+    config_options,
+    config_values,
+)
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
-from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice, parse_config_pairs
+from evoledger.kernel.cli.options import echo_json, parse_config_pairs
+from evoledger.kernel.cli.progress import bar, judging_text, note, run_watcher, verbosity_options
+from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run, resume_hint_on_interrupt
 from evoledger.kernel.cli.terminal_text import cell, markup
-from evoledger.kernel.execution import PolicyLimits, resolve_isolation
+from evoledger.kernel.execution import resolve_isolation
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.kernel.run import RunConfig, RunResult, run
-from evoledger.kernel.run.config import AgentConfig, AssessmentConfig, ValidationConfig
-from evoledger.projections.run_state import RunState
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-__all__ = ["print_summary", "run_command", "seed_line"]
+__all__ = ["RUN_FLAGS", "RUN_OPTIONS", "print_summary", "run_command", "seed_line"]
 
 
 def print_summary(result: RunResult, console: Console) -> None:
@@ -57,17 +62,25 @@ def seed_line(seed: int | None) -> str:
     return f"{seed} (key derived from it): reproducible, and held-out Episodes are predictable by anyone who knows it"
 
 
-@click.command("run")
+RUN_FLAGS: Final[dict[str, tuple[str, ...]]] = {
+    "agent.name": ("--agent",),
+    "agent.args": ("--agent-arg",),
+    "validation.max_candidates": ("--max-candidates",),
+    **POLICY_LIMIT_FLAGS,
+    "agent_timeout_seconds": ("--agent-timeout",),
+    "finish_grace_seconds": ("--finish-grace",),
+    "workers": ("--workers", "-w"),
+}
+"""Flags shorter than their field's path; every other flag is the path (``validation.episodes`` ->
+``--validation-episodes``; the fields of ``limits`` are not prefixed)."""
+
+RUN_OPTIONS: Final = config_options(RunConfig, flags=RUN_FLAGS, flatten=("limits",), skip=("benchmark",))
+"""One option per :class:`RunConfig` field (the Benchmark is the argument and ``--set``)."""
+
+
+@click.command("run", epilog=EXIT_CODES_HELP)
 @click.argument("benchmark", default="cartpole")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Benchmark configuration (repeatable).")
-@click.option(
-    "--agent",
-    default="hill-climb",
-    show_default=True,
-    help="hill-climb, baseline, codex, claude-code, kimi-code, qoder, or command:...",
-)
-@click.option("--agent-model", default=None, help="Model name passed to a coding-agent CLI.")
-@click.option("--agent-arg", "agent_args", multiple=True, help="Extra argument for the agent CLI (repeatable).")
 @click.option(
     "--program",
     "initial_program",
@@ -80,42 +93,19 @@ def seed_line(seed: int | None) -> str:
     default=None,
     help="Run directory (default: runs/<benchmark>, or runs/<benchmark>-<seed> with --seed).",
 )
-@click.option("--episode-budget", default=100, show_default=True, type=click.IntRange(1))
-@click.option(
-    "--episode-pool-size", default=None, type=click.IntRange(1), help="Training pool size (default: the budget)."
-)
-@click.option("--max-submissions", default=None, type=click.IntRange(1), help="Default: the budget.")
-@click.option("--max-episodes-per-submission", default=None, type=click.IntRange(1))
-@click.option(
-    "--finish-budget-policy",
-    type=click.Choice(["allow_early", "require_budget_exhaustion"]),
-    default="allow_early",
-    show_default=True,
-)
-@click.option("--bulk-feedback-retention-bytes", default=1 << 30, show_default=True, type=click.IntRange(0))
-@click.option("--validation-episodes", default=10, show_default=True, type=click.IntRange(0))
-@click.option("--max-candidates", default=3, show_default=True, type=click.IntRange(1))
-@click.option("--assessment-episodes", default=20, show_default=True, type=click.IntRange(0))
-@click.option(
-    "--seed",
-    default=None,
-    type=click.IntRange(0, 2**63 - 1),
-    help="Derive the Run's secret key from this seed, for a reproducible plan. WARNING: anyone who knows the seed "
-    "can predict every held-out Validation and Assessment Episode. Default: a random secret key (unpredictable).",
-)
-@click.option(
-    "--act-timeout", default=2.0, show_default=True, type=click.FloatRange(min=0.001), help="Seconds per act()."
-)
-@click.option("--episode-policy-seconds", default=600.0, show_default=True, type=click.FloatRange(min=0.001))
-@click.option("--agent-timeout", default=3600.0, show_default=True, type=click.FloatRange(min=0.001), help="Seconds.")
-@click.option("--finish-grace", default=5.0, show_default=True, type=click.FloatRange(min=0))
-@click.option("--workers", "-w", default=1, show_default=True, type=click.IntRange(1, 256))
-@click.option("--isolation", type=isolation_choice(), default="auto", show_default=True, help=ISOLATION_HELP)
-@agent_isolation_option
-@click.option("--fallback", type=click.Choice(["none", "best_public"]), default="none", show_default=True)
+@config_option_decorator(RUN_OPTIONS)
 @signing_key_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
-def run_command(**options: Any) -> None:
+@verbosity_options
+def run_command(
+    benchmark: str,
+    settings: tuple[str, ...],
+    initial_program: Path | None,
+    record_to: Path | None,
+    signing_key: Path | None,
+    as_json: bool,
+    **config_args: Any,
+) -> None:
     """Run an Agent against a Benchmark under an Episode budget, then validate, select and assess.
 
     With no arguments: a complete CartPole Run with the built-in hill-climb Agent (offline, no API key).
@@ -126,69 +116,45 @@ def run_command(**options: Any) -> None:
       evoledger run frozen-lake --set map_name=8x8 --agent baseline --episode-budget 40
       evoledger run cartpole --agent claude-code --episode-budget 200 --record-to runs/cc-1
     """
-    name = options["benchmark"]
-    isolation = resolve_isolation(options["isolation"])  # ConfigError (with the install hint) for unusable bwrap
-    agent_isolation = resolve_agent_isolation(options["agent_isolation"])  # likewise for --agent-isolation bwrap
-    config = RunConfig(
-        benchmark=BenchmarkRef(name=name, config=parse_config_pairs(options["settings"])),
-        episode_budget=options["episode_budget"],
-        episode_pool_size=options["episode_pool_size"],
-        max_submissions=options["max_submissions"],
-        max_episodes_per_submission=options["max_episodes_per_submission"],
-        finish_budget_policy=options["finish_budget_policy"],
-        bulk_feedback_retention_bytes=options["bulk_feedback_retention_bytes"],
-        validation=ValidationConfig(episodes=options["validation_episodes"], max_candidates=options["max_candidates"]),
-        assessment=AssessmentConfig(episodes=options["assessment_episodes"]),
-        seed=options["seed"],
-        limits=PolicyLimits(
-            act_timeout_seconds=options["act_timeout"], episode_policy_seconds=options["episode_policy_seconds"]
-        ),
-        agent_timeout_seconds=options["agent_timeout"],
-        finish_grace_seconds=options["finish_grace"],
-        workers=options["workers"],
-        isolation=isolation.isolation,
-        agent_isolation=agent_isolation.isolation,
-        fallback=options["fallback"],
-        agent=AgentConfig(name=options["agent"], model=options["agent_model"], args=tuple(options["agent_args"])),
+    values = config_values(RUN_OPTIONS, config_args)
+    isolation = resolve_isolation(values["isolation"])  # ConfigError (with the install hint) for unusable bwrap
+    agent_isolation = resolve_agent_isolation(values["agent_isolation"])  # likewise for --agent-isolation bwrap
+    config = RunConfig.model_validate(
+        {
+            **values,
+            "benchmark": BenchmarkRef(name=benchmark, config=parse_config_pairs(settings)),
+            "isolation": isolation.isolation,
+            "agent_isolation": agent_isolation.isolation,
+        }
     )
-    signing_key = resolve_signing_key(options["signing_key"])  # a bad key is refused before anything is created
-    stem = name if options["seed"] is None else f"{name}-{options['seed']}"
-    record_to = options["record_to"] or _fresh_dir(Path("runs"), stem)
+    check_agent_program(make_agent(config.agent.name), model=config.agent.model, extra_args=config.agent.args)
+    key = resolve_signing_key(signing_key)  # a bad key is refused before anything is created
+    stem = benchmark if config.seed is None else f"{benchmark}-{config.seed}"
+    taken = record_to is None and (Path("runs") / stem).exists()
+    record_to = record_to or _fresh_dir(Path("runs"), stem)
     console = Console(stderr=True)
-    as_json = options["as_json"]
     if not as_json:  # JSON output stays one document; run-created records the isolation used
-        console.print(f"Run {record_to}: seed {seed_line(options['seed'])}")
-        console.print(f"isolation: {isolation.describe()}", highlight=False)
-        console.print(f"agent isolation: {agent_isolation.describe()}", highlight=False)
-    with Progress(
-        TextColumn("[bold]budget"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        TextColumn("{task.fields[info]}"),
-        TimeElapsedColumn(),
-        console=console,
-        disable=as_json or not console.is_terminal,
-    ) as progress:
-        task = progress.add_task("budget", total=config.episode_budget, info="")
-
-        def _update(state: RunState) -> None:
-            latest = state.submissions[state.submission_order[-1]] if state.submission_order else None
-            score = "" if latest is None or latest.score is None else f"latest score {latest.score:.2f}"
-            progress.update(
-                task, completed=state.charged - state.refunded, info=f"{state.submissions_used} subs {score}"
+        held = f" (runs/{stem} already holds a Run)" if taken else ""
+        note(console, f"run directory: {markup(record_to)}{held}")
+        note(console, f"seed {seed_line(config.seed)}")
+        note(console, f"isolation: {isolation.describe()}")
+        note(console, f"agent isolation: {agent_isolation.describe()}")
+    with bar(console, as_json=as_json) as progress:
+        judging = judging_text(config.validation.episodes, config.candidate_limit, config.assessment.episodes)
+        _update = run_watcher(progress, console, judging=judging)
+        with resume_hint_on_interrupt(record_to, console):
+            result = run(
+                config,
+                record_to=record_to,
+                initial_program=initial_program,
+                on_update=_update,
+                signing_key=key,
             )
-
-        result = run(
-            config,
-            record_to=record_to,
-            initial_program=options["initial_program"],
-            on_update=_update,
-            signing_key=signing_key,
-        )
     if as_json:
         echo_json(result.model_dump(mode="json"))
     else:
         print_summary(result, Console())
+    exit_for_run(result.run_dir, result.reason, result.selected, Console(stderr=True))
 
 
 def _fresh_dir(parent: Path, stem: str) -> Path:

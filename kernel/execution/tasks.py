@@ -36,13 +36,25 @@ class PolicyLimits(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    act_timeout_seconds: float = Field(default=2.0, gt=0, le=86_400)
-    make_policy_timeout_seconds: float = Field(default=30.0, gt=0, le=86_400)
-    episode_policy_seconds: float = Field(default=600.0, gt=0, le=7 * 86_400)
-    memory_bytes: int | None = Field(default=4 * 1024**3, ge=64 * 1024**2)
-    cpu_seconds: int | None = Field(default=None, ge=1)
-    log_bytes: int = Field(default=64 * 1024, ge=1024, le=64 * 1024**2)
-    traceback_chars: int = Field(default=16_000, ge=200, le=1_000_000)
+    act_timeout_seconds: float = Field(default=2.0, gt=0, le=86_400, description="Seconds per act() call.")
+    make_policy_timeout_seconds: float = Field(
+        default=30.0, gt=0, le=86_400, description="Seconds to load policy.py and call make_policy()."
+    )
+    episode_policy_seconds: float = Field(
+        default=600.0, gt=0, le=7 * 86_400, description="Seconds of all act() calls of one Episode together."
+    )
+    memory_bytes: int | None = Field(
+        default=4 * 1024**3, ge=64 * 1024**2, description="Address-space cap of a Policy process (keep >= 1 GiB)."
+    )
+    cpu_seconds: int | None = Field(
+        default=None, ge=1, description="CPU-time backstop per Episode (default: the time limits plus a margin)."
+    )
+    log_bytes: int = Field(
+        default=64 * 1024, ge=1024, le=64 * 1024**2, description="Bytes of a Policy's stdout/stderr kept (the tail)."
+    )
+    traceback_chars: int = Field(
+        default=16_000, ge=200, le=1_000_000, description="Characters of a failed Policy's traceback kept."
+    )
 
     @property
     def effective_cpu_seconds(self) -> int:

@@ -32,8 +32,16 @@ class ValidationConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    episodes: int = Field(default=10, ge=0, le=100_000)
-    max_candidates: int = Field(default=3, ge=1, le=100)
+    episodes: int = Field(
+        default=10,
+        ge=0,
+        le=100_000,
+        description="Private Validation Episodes each Candidate runs (the same ones for all); 0: no Validation, "
+        "the Agent names one Candidate and it is selected.",
+    )
+    max_candidates: int = Field(
+        default=3, ge=1, le=100, description="How many Candidates the Agent may name when it finishes."
+    )
 
 
 class AssessmentConfig(BaseModel):
@@ -41,7 +49,9 @@ class AssessmentConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    episodes: int = Field(default=20, ge=0, le=100_000)
+    episodes: int = Field(
+        default=20, ge=0, le=100_000, description="Held-out Assessment Episodes of the selected Candidate; 0: none."
+    )
 
 
 class InfraRefundConfig(BaseModel):
@@ -56,8 +66,19 @@ class InfraRefundConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    minimum: int = Field(default=DEFAULT_REFUND_MINIMUM, ge=0, le=1_000_000)
-    fraction: float = Field(default=DEFAULT_REFUND_FRACTION, ge=0.0, le=1.0)
+    minimum: int = Field(
+        default=DEFAULT_REFUND_MINIMUM,
+        ge=0,
+        le=1_000_000,
+        description="Infra faults refunded at least, whatever the Episode count (limit = max(minimum, fraction x n)).",
+    )
+    fraction: float = Field(
+        default=DEFAULT_REFUND_FRACTION,
+        ge=0.0,
+        le=1.0,
+        description="Share of n Episodes whose infra faults are refunded (limit = max(minimum, fraction x n)); "
+        "past the limit they are charged and reported as suspicious.",
+    )
 
     @property
     def rule(self) -> RefundRule:
@@ -70,9 +91,13 @@ class AgentConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    name: str = "hill-climb"
-    model: str | None = None
-    args: tuple[str, ...] = ()
+    name: str = Field(
+        default="hill-climb",
+        description="The Agent: hill-climb, baseline, codex, claude-code, kimi-code, qoder, or command:... "
+        "(a command line run in the workspace).",
+    )
+    model: str | None = Field(default=None, description="Model name passed to a coding-agent CLI.")
+    args: tuple[str, ...] = Field(default=(), description="Extra argument for the Agent's command line (repeatable).")
 
 
 class RunConfig(BaseModel):
@@ -80,28 +105,72 @@ class RunConfig(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    benchmark: BenchmarkRef = Field(default_factory=lambda: BenchmarkRef(name="cartpole"))
-    episode_budget: int = Field(default=100, ge=1, le=10_000_000)
-    episode_pool_size: int | None = Field(default=None, ge=1, le=10_000_000)
-    max_submissions: int | None = Field(default=None, ge=1, le=10_000_000)
-    max_episodes_per_submission: int | None = Field(default=None, ge=1, le=PROTOCOL_EPISODE_CAP)
-    finish_budget_policy: FinishBudgetPolicy = "allow_early"
-    bulk_feedback_retention_bytes: int = Field(default=1 << 30, ge=0)
+    benchmark: BenchmarkRef = Field(
+        default_factory=lambda: BenchmarkRef(name="cartpole"),
+        description="The Benchmark by name and its configuration (KEY=VALUE settings).",
+    )
+    episode_budget: int = Field(
+        default=100, ge=1, le=10_000_000, description="Training Episodes the Agent may spend (each use costs one)."
+    )
+    episode_pool_size: int | None = Field(
+        default=None, ge=1, le=10_000_000, description="Size of the training Episode pool (default: the budget)."
+    )
+    max_submissions: int | None = Field(
+        default=None, ge=1, le=10_000_000, description="Submissions the Host accepts (default: the budget)."
+    )
+    max_episodes_per_submission: int | None = Field(
+        default=None,
+        ge=1,
+        le=PROTOCOL_EPISODE_CAP,
+        description="Most Episodes one Submission may select (default: the pool size).",
+    )
+    finish_budget_policy: FinishBudgetPolicy = Field(
+        default="allow_early",
+        description="allow_early: the Agent may finish with budget left; require_budget_exhaustion: finish is "
+        "refused while budget remains.",
+    )
+    bulk_feedback_retention_bytes: int = Field(
+        default=1 << 30,
+        ge=0,
+        description="Bytes of bulk Feedback Artifacts kept; past it the oldest Submissions' bulk Artifacts are "
+        "evicted (never the newest Submission's).",
+    )
     validation: ValidationConfig = Field(default_factory=ValidationConfig)
     assessment: AssessmentConfig = Field(default_factory=AssessmentConfig)
-    seed: int | None = Field(default=None, ge=0, lt=2**63)
-    """``None``: the Run's secret key is random. A seed derives the key: the plan is reproducible, and anyone who
-    knows the seed can predict every Host seed, held-out Validation and Assessment Episodes included."""
+    seed: int | None = Field(
+        default=None,
+        ge=0,
+        lt=2**63,
+        description="Derive the Run's secret key from this seed, for a reproducible plan. WARNING: anyone who knows "
+        "the seed can predict every held-out Validation and Assessment Episode. Default: a random secret key "
+        "(unpredictable).",
+    )
     limits: PolicyLimits = Field(default_factory=PolicyLimits)
-    agent_timeout_seconds: float = Field(default=3600.0, gt=0)
-    finish_grace_seconds: float = Field(default=5.0, ge=0)
-    workers: int = Field(default=1, ge=1, le=256)
-    isolation: Isolation = "auto"
-    """How Policies are isolated; :func:`~evoledger.kernel.run.run` records the resolved ``local`` or ``bwrap``."""
-    agent_isolation: AgentIsolation = "auto"
-    """How the Agent is isolated (``kernel.agents.sandbox``): ``bwrap`` sandboxes it to its workspace and the session
-    socket; :func:`~evoledger.kernel.run.run` records the resolved ``local`` or ``bwrap``."""
-    fallback: Literal["none", "best_public"] = "none"
+    agent_timeout_seconds: float = Field(
+        default=3600.0, gt=0, description="Seconds the Agent may work before it is stopped (agent_timeout)."
+    )
+    finish_grace_seconds: float = Field(
+        default=5.0, ge=0, description="Seconds between SIGTERM and SIGKILL when the Agent is stopped after finish."
+    )
+    workers: int = Field(default=1, ge=1, le=256, description="Episodes run in parallel (results are identical).")
+    isolation: Isolation = Field(
+        default="auto",
+        description="How Policies are isolated: bwrap (a bubblewrap sandbox per worker: no view of the Host, its "
+        "/proc or the run directory), local (plain processes), auto (bwrap where it is installed and works, else "
+        "local). The Run records the one used.",
+    )
+    agent_isolation: AgentIsolation = Field(
+        default="auto",
+        description="How the Agent is isolated: bwrap (a bubblewrap sandbox: the workspace read-write and the "
+        "session socket, the rest of the run directory, the Host's processes and your evoledger keys out of sight; "
+        "no network unless the Agent is a coding-agent CLI that needs its API), local (a plain process), auto "
+        "(bwrap where it is installed and works, else local).",
+    )
+    fallback: Literal["none", "best_public"] = Field(
+        default="none",
+        description="When the Agent ends without finishing (no Candidates named): none (nothing is selected) or "
+        "best_public (its Submission with the best public score is judged as the one Candidate).",
+    )
     infra_refunds: InfraRefundConfig = Field(default_factory=InfraRefundConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
 

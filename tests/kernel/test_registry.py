@@ -96,7 +96,11 @@ def test_a_factory_that_returns_no_benchmark_is_a_config_error() -> None:
     ("name", "config", "fragments"),
     [
         ("frozen-lake", {"map_name": "9x9"}, ["9x9", "'4x4' or '8x8'", "frozen-lake"]),
-        ("cartpole", {"max_episode_stpes": 10}, ["max_episode_stpes", "Extra inputs are not permitted"]),
+        (
+            "cartpole",
+            {"max_episode_stpes": 10},
+            ["max_episode_stpes", "no such setting", "did you mean 'max_episode_steps'"],
+        ),
         ("pendulum", {"g": 0}, ["greater than 0"]),
         ("taxi", {"max_episode_steps": "many"}, ["max_episode_steps", "integer"]),
     ],

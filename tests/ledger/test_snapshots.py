@@ -227,7 +227,7 @@ def test_refuses_backslash_in_name(tmp_path: Path) -> None:
 
 def test_refuses_missing_entry_point(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "p", {"other.py": b""})
-    _refused(root, "entry point 'policy.py' not found.*create it")
+    _refused(root, "has no policy.py: a Program is a folder whose policy.py defines make_policy.*create it")
 
 
 @pytest.mark.parametrize("entry", ["/etc/passwd", "../policy.py", "a/./b.py", ""])
@@ -238,7 +238,7 @@ def test_refuses_bad_entry_point_paths(tmp_path: Path, entry: str) -> None:
 
 def test_refuses_a_directory_as_entry_point(tmp_path: Path) -> None:
     root = write_tree(tmp_path / "p", PROGRAM)
-    _refused(root, "entry point 'lib' not found", entry_point="lib")
+    _refused(root, "has no lib", entry_point="lib")
 
 
 def test_refuses_missing_directory(tmp_path: Path) -> None:

@@ -57,10 +57,10 @@ def test_create_makes_the_run_directory_and_an_empty_ledger(run_dir: Path) -> No
 
 def test_create_refuses_an_existing_ledger(run_dir: Path) -> None:
     Ledger.create(run_dir).close()
-    with pytest.raises(LedgerExistsError, match="a ledger already exists") as info:
+    with pytest.raises(LedgerExistsError, match="already holds a record") as info:
         Ledger.create(run_dir)
     assert str(run_dir) in str(info.value)
-    assert "Ledger.open" in str(info.value)
+    assert "choose a new directory" in str(info.value)  # in the CLI's words: no Python API in the message
 
 
 def test_create_refuses_a_file_path(tmp_path: Path) -> None:
