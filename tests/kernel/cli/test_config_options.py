@@ -47,7 +47,7 @@ def test_every_config_field_has_an_option_with_its_description_default_and_bound
         assert option is not None, f"no option documents {'.'.join(path)}"
         default = field.get_default(call_default_factory=True)
         assert option.default == (list(default) if isinstance(default, tuple) else default) or (
-            option.multiple and tuple(option.default or ()) == default
+            option.multiple and _as_tuple(option.default) == default
         ), path
         ge = next((m.ge for m in field.metadata if hasattr(m, "ge")), None)
         if ge is not None:
@@ -82,3 +82,7 @@ def test_a_bound_from_the_model_is_enforced_by_the_cli() -> None:
     result = CliRunner().invoke(cli, ["run", "--infra-refunds-fraction", "1.5"])
     assert result.exit_code == 2
     assert "0.0<=x<=1.0" in result.output
+
+
+def _as_tuple(value: object) -> tuple[object, ...]:
+    return tuple(value) if isinstance(value, list | tuple) else ()
