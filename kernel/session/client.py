@@ -5,7 +5,7 @@ the Agent's workspace through ``EVOLEDGER_WORKSPACE``. Exit codes:
 
 * 0 - the Host accepted the request; the result is printed as JSON on stdout.
 * 1 - the Host rejected it; ``{"error": {"code", "message", "retryable"}}`` on stderr (codes in
-  :data:`~evoledger.kernel.session.protocol.REJECTION_CODES`).
+  :data:`~evoledger.kernel.session.rejections.REJECTION_CODES`).
 * 2 - a client-side error (usage, selector syntax, missing environment variable, Program outside the
   workspace, Host unreachable); the same JSON shape on stderr with a code from :data:`CLIENT_ERROR_CODES`.
 """
@@ -22,18 +22,10 @@ from pathlib import Path
 from typing import Any, Final
 
 import click
-from evoledger.kernel.session.protocol import (
-    DEFAULT_MAX_FRAME,
-    FRAME_HEADER,
-    PROTOCOL,
-    SOCKET_ENV,
-    WORKSPACE_ENV,
-    HostRejection,
-    SessionUnavailable,
-    decode_response,
-    encode_frame,
-)
+from evoledger.kernel.session.frames import DEFAULT_MAX_FRAME, FRAME_HEADER, encode_frame
+from evoledger.kernel.session.rejections import HostRejection, SessionUnavailable
 from evoledger.kernel.session.selectors import SelectorError, parse_selector
+from evoledger.kernel.session.wire import PROTOCOL, SOCKET_ENV, WORKSPACE_ENV, OkResponse, decode_response
 from evoledger.ledger.errors import EvoLedgerError, InputError
 
 __all__ = ["CLIENT_ERROR_CODES", "ClientInputError", "SessionClient", "cli", "main", "run", "workspace_relative"]
@@ -114,7 +106,7 @@ class SessionClient:
                 f"the Host answered request {response.id!r} instead of {request_id!r}; the socket at "
                 f"{self._where()} is not behaving like an evoledger Host"
             )
-        if response.ok:
+        if isinstance(response, OkResponse):
             return response.result
         error = response.error
         raise HostRejection(error.code, error.message, error.retryable)

@@ -11,10 +11,10 @@ that no request can make its own answer (or the Event that records it) grow with
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Final, Literal
 
 from evoledger.ledger.errors import EvoLedgerError, InputError
-from pydantic import BaseModel, ConfigDict
 
 __all__ = [
     "MAX_MESSAGE_CHARS",
@@ -77,10 +77,9 @@ def bounded_message(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return f"{message[:keep]} ... ({len(message) - keep} more characters)"
 
 
-class ErrorBody(BaseModel):
-    """The ``error`` member of a failed response."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+@dataclass(frozen=True, slots=True)
+class ErrorBody:
+    """The ``error`` member of a failed response (``dataclasses.asdict`` gives its wire form)."""
 
     code: RejectionCode
     message: str

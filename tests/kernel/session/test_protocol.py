@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import time
 from typing import Any, get_args
@@ -149,7 +150,7 @@ def test_rejection_carries_code_message_and_retryable() -> None:
         "3 units left, 4 requested",
         True,
     )
-    assert rejection.body().model_dump() == {
+    assert dataclasses.asdict(rejection.body()) == {
         "code": "budget_exhausted",
         "message": "3 units left, 4 requested",
         "retryable": True,
