@@ -73,26 +73,26 @@ __all__ = [
 ]
 
 _LAZY: Final = {
-    "canonical_json": "canonical",
-    "digest_of": "canonical",
-    "is_digest": "canonical",
-    "parse_canonical": "canonical",
-    "Head": "head",
-    "CURRENT_HEAD": "store",
-    "Ledger": "store",
-    "RecordedEvent": "store",
-    "Problem": "verify",
-    "VerifyReport": "verify",
-    "verify": "verify",
+    "canonical_json": "evoledger.ledger.canonical",
+    "digest_of": "evoledger.ledger.canonical",
+    "is_digest": "evoledger.ledger.canonical",
+    "parse_canonical": "evoledger.ledger.canonical",
+    "Head": "evoledger.ledger.head",
+    "CURRENT_HEAD": "evoledger.ledger.store",
+    "Ledger": "evoledger.ledger.store",
+    "RecordedEvent": "evoledger.ledger.store",
+    "Problem": "evoledger.ledger.verify",
+    "VerifyReport": "evoledger.ledger.verify",
+    "verify": "evoledger.ledger.verify",
 }
-"""Re-exported name -> the submodule defining it, imported on first access."""
+"""Re-exported name -> the module defining it, imported on first access (PEP 562)."""
 
 
 def __getattr__(name: str) -> object:
     module = _LAZY.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    value = getattr(importlib.import_module(module), name)
     globals()[name] = value
     return value
 

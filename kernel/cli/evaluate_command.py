@@ -8,7 +8,7 @@ import click
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice, parse_config_pairs
 from evoledger.kernel.evaluation import EpisodeResult, EvaluationConfig, EvaluationResult, evaluate
-from evoledger.kernel.execution import PolicyLimits, resolve_isolation
+from evoledger.kernel.execution import LocalExecutor, PolicyLimits, resolve_isolation
 from evoledger.kernel.programs import packaged_program
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 from rich.console import Console
@@ -76,14 +76,18 @@ def evaluate_command(
       evoledger evaluate --benchmark cartpole --episodes 20
       evoledger evaluate my_program/ -b frozen-lake --set map_name=8x8 -n 100 -w 2 --record-to runs/fl8
     """
+    chosen = resolve_isolation(isolation)  # ConfigError (with the install hint) for an unusable bwrap
+    ref = BenchmarkRef(name=benchmark, config=parse_config_pairs(settings))
+    # The workers start first and are waited for at the first Episode: their start-up overlaps all that follows.
+    executor = click.get_current_context().with_resource(
+        LocalExecutor(ref, workers=workers, isolation=chosen.isolation, wait_until_ready=False)
+    )
     default_registry().factory(benchmark)  # an unknown name fails here, with a suggestion
     program = program_dir if program_dir is not None else packaged_program(f"{benchmark}-baseline")
     limits = PolicyLimits() if act_timeout is None else PolicyLimits(act_timeout_seconds=act_timeout)
-    chosen = resolve_isolation(isolation)  # ConfigError (with the install hint) for an unusable bwrap
     config = EvaluationConfig(
         split=split, episodes=episodes, seed=seed, workers=workers, limits=limits, isolation=chosen.isolation
     )
-    ref = BenchmarkRef(name=benchmark, config=parse_config_pairs(settings))
     key = resolve_signing_key(signing_key) if record_to is not None else None
     console = Console(stderr=True)
     if not as_json:  # JSON output stays one document; the record keeps the isolation used
@@ -102,7 +106,9 @@ def evaluate_command(
         def _advance(result: EpisodeResult) -> None:
             progress.update(task, advance=1, last=f"return {result.episode_return:.2f}")
 
-        result = evaluate(program, ref, config=config, record_to=record_to, on_episode=_advance, signing_key=key)
+        result = evaluate(
+            program, ref, config=config, record_to=record_to, executor=executor, on_episode=_advance, signing_key=key
+        )
     if as_json:
         echo_json(result.model_dump(mode="json"))
         return

@@ -157,7 +157,7 @@ def probe_bwrap() -> tuple[str | None, str | None]:
     if found is None:
         return None, "bwrap is not installed"
     probe = [found, *_NAMESPACES, "--die-with-parent", "--clearenv", *_system_binds(), "--proc", "/proc"]
-    probe += ["--", str(Path(sys.executable).resolve()), "-c", "import os; assert os.getpid() < 5"]
+    probe += ["--", str(Path(sys.executable).resolve()), "-S", "-c", "import os; assert os.getpid() < 5"]  # -S: fast
     try:
         done = subprocess.run(
             probe, stdin=subprocess.DEVNULL, capture_output=True, timeout=_PROBE_TIMEOUT_SECONDS, check=False

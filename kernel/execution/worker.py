@@ -154,7 +154,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         if sandboxes is not None:
             sandboxes.close()
         channel.close()
-    sys.exit(0)
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(0)  # everything is closed: skip tearing down numpy, gymnasium and pydantic (the coordinator waits)
 
 
 if __name__ == "__main__":
