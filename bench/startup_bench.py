@@ -39,9 +39,9 @@ EVOPOLICYGYM_TARGET = 2 * 0.5 / (2.0 / 37)  # 2x EvoPolicyGym's 0.5 s, in bare-P
 SOCKET_WAIT_SECONDS = 180.0
 
 
-def _elapsed(argv: list[str], cwd: Path) -> float:
+def _elapsed(argv: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
     start = time.perf_counter()
-    done = subprocess.run(argv, cwd=cwd, stdin=subprocess.DEVNULL, capture_output=True, timeout=600)
+    done = subprocess.run(argv, cwd=cwd, env=env, stdin=subprocess.DEVNULL, capture_output=True, timeout=600)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
         raise SystemExit(f"{shlex.join(argv)} exited {done.returncode}:\n{done.stderr.decode()[-3000:]}")
@@ -87,6 +87,11 @@ def main() -> None:
     parser.add_argument("--extra-episodes", type=int, default=20, help="K in the evaluate fixed-cost formula")
     parser.add_argument("--isolation", default="auto", help="evaluate's --isolation (default auto, as a user runs)")
     parser.add_argument("--quick", action="store_true", help="a smoke run: 2 rounds, K=2")
+    parser.add_argument(
+        "--against",
+        metavar="DIR",
+        help="also time another checkout in the same rounds (DIR/evoledger is its package; it goes on PYTHONPATH)",
+    )
     args = parser.parse_args()
     repeat, extra = (2, 2) if args.quick else (args.repeat, args.extra_episodes)
     with tempfile.TemporaryDirectory(prefix="evs-") as scratch:  # short: a Unix socket path has 107 bytes
@@ -104,27 +109,31 @@ def main() -> None:
                 "evaluate, 1 Episode": [*evaluate, "-n", "1"],
                 f"evaluate, {1 + extra} Episodes": [*evaluate, "-n", str(1 + extra)],
             }
-            times: dict[str, list[float]] = {name: [] for name in cases}
+            checkouts: dict[str, dict[str, str] | None] = {"": None}
+            if args.against:
+                against = str(Path(args.against).resolve())
+                checkouts[" [against]"] = {**os.environ, "PYTHONPATH": against}
+            runs = [(name + suffix, argv, env) for suffix, env in checkouts.items() for name, argv in cases.items()]
+            times: dict[str, list[float]] = {name: [] for name, _, _ in runs}
             for _ in range(repeat):
-                for name, argv in cases.items():
-                    times[name].append(_elapsed(argv, root))
+                for name, argv, env in runs:
+                    times[name].append(_elapsed(argv, root, env))
     median = {name: statistics.median(values) for name, values in times.items()}
     bare = median["python -c pass"]
-    one, many = median["evaluate, 1 Episode"], median[f"evaluate, {1 + extra} Episodes"]
-    per_episode = (many - one) / extra
-    fixed = one - per_episode
-    rows = [
-        ("python -c pass", bare, "1.0x", "(baseline)"),
-        ("evoledger-session status", median["evoledger-session status"], None, "<= 3x"),
-        ("evoledger --help", median["evoledger --help"], None, "<= 8x"),
-        ("evaluate fixed cost", fixed, None, f"<= {EVOPOLICYGYM_TARGET:.1f}x (2x EvoPolicyGym)"),
-    ]
     print(f"start-up, median of {repeat} rounds (evaluate: --isolation {args.isolation}, K={extra})")
-    print(f"{'case':28} {'median':>9} {'x bare python':>14}  target")
-    for name, seconds, ratio, target in rows:
-        shown = ratio or f"{seconds / bare:.1f}x"
-        print(f"{name:28} {seconds * 1000:7.0f} ms {shown:>14}  {target}")
-    print(f"evaluate per Episode (trivial Policy): {per_episode * 1000:.1f} ms")
+    print(f"{'case':40} {'median':>9} {'x bare python':>14}  target")
+    for suffix in checkouts:
+        one, many = median[f"evaluate, 1 Episode{suffix}"], median[f"evaluate, {1 + extra} Episodes{suffix}"]
+        per_episode = (many - one) / extra
+        rows = [
+            ("python -c pass", median[f"python -c pass{suffix}"], "(baseline)"),
+            ("evoledger-session status", median[f"evoledger-session status{suffix}"], "<= 3x"),
+            ("evoledger --help", median[f"evoledger --help{suffix}"], "<= 8x"),
+            ("evaluate fixed cost", one - per_episode, f"<= {EVOPOLICYGYM_TARGET:.1f}x (2x EvoPolicyGym)"),
+        ]
+        for name, seconds, target in rows:
+            print(f"{name + suffix:40} {seconds * 1000:7.0f} ms {seconds / bare:13.1f}x  {target}")
+        print(f"{'evaluate per Episode' + suffix:40} {per_episode * 1000:7.1f} ms  (trivial Policy)")
 
 
 if __name__ == "__main__":

@@ -115,7 +115,7 @@ class _Worker:
         self.cpu = cpu
         self.bwrap = bwrap
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        command = [sys.executable, "-m", "evoledger.kernel.execution.worker", "--fd", str(theirs.fileno())]
+        command = [sys.executable, "-m", "evoledger.kernel.execution.worker_start", "--fd", str(theirs.fileno())]
         if cpu is not None:
             command += ["--cpu", str(cpu)]
         self.programs: Path | None = None

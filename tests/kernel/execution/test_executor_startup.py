@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import os
+import subprocess
+import sys
 from collections.abc import Callable
 from pathlib import Path
 
@@ -48,3 +51,12 @@ def test_closing_before_any_run_stops_the_starting_workers() -> None:
     pids = executor.worker_pids
     executor.close()
     assert not any(_alive(pid) for pid in pids)
+
+
+def test_the_worker_entry_point_starts_the_sandbox_before_importing_numpy_or_gymnasium() -> None:
+    code = (
+        "import json, sys, evoledger.kernel.execution.worker_start\n"
+        "print(json.dumps([m for m in ('numpy', 'gymnasium', 'pydantic') if m in sys.modules]))"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert json.loads(done.stdout) == []
