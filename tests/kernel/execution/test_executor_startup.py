@@ -53,10 +53,16 @@ def test_closing_before_any_run_stops_the_starting_workers() -> None:
     assert not any(_alive(pid) for pid in pids)
 
 
-def test_the_worker_entry_point_starts_the_sandbox_before_importing_numpy_or_gymnasium() -> None:
-    code = (
-        "import json, sys, evoledger.kernel.execution.worker_start\n"
-        "print(json.dumps([m for m in ('numpy', 'gymnasium', 'pydantic') if m in sys.modules]))"
-    )
+def _loaded_by(module: str, candidates: tuple[str, ...]) -> list[str]:
+    code = f"import json, sys, {module}; print(json.dumps([m for m in {candidates!r} if m in sys.modules]))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
-    assert json.loads(done.stdout) == []
+    loaded: list[str] = json.loads(done.stdout)
+    return loaded
+
+
+def test_the_worker_entry_point_starts_the_sandbox_before_importing_numpy_or_gymnasium() -> None:
+    assert _loaded_by("evoledger.kernel.execution.worker_start", ("numpy", "gymnasium", "pydantic")) == []
+
+
+def test_a_sandboxed_zygote_and_its_policies_do_not_load_pydantic() -> None:
+    assert _loaded_by("evoledger.kernel.execution.sandbox_main", ("pydantic", "evoledger.kernel.execution.tasks")) == []
