@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import threading
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -46,7 +45,7 @@ class PendingRequest:
 
     def reject(self, code: RejectionCode, message: str, retryable: bool = False) -> None:
         """Send ``{"ok": false, "error": {...}}`` with a rejection code from :data:`REJECTION_CODES`."""
-        body = dataclasses.asdict(Rejection(code, message, retryable).body())
+        body = Rejection(code, message, retryable).body()._asdict()
         self._send({"protocol": PROTOCOL, "id": self.request.id, "ok": False, "error": body})
 
     def _send(self, response: dict[str, Any]) -> None:

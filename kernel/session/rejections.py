@@ -11,8 +11,7 @@ that no request can make its own answer (or the Event that records it) grow with
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
 from evoledger.ledger.errors import EvoLedgerError, InputError
 
@@ -77,9 +76,8 @@ def bounded_message(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return f"{message[:keep]} ... ({len(message) - keep} more characters)"
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorBody:
-    """The ``error`` member of a failed response (``dataclasses.asdict`` gives its wire form)."""
+class ErrorBody(NamedTuple):
+    """The ``error`` member of a failed response (``_asdict()`` gives its wire form)."""
 
     code: RejectionCode
     message: str

@@ -8,8 +8,7 @@ as a pydantic model would read it: exactly the documented keys, exact types (no 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any, Final, Literal, NamedTuple
 
 from evoledger.kernel.session.frames import decode_body
 from evoledger.kernel.session.rejections import REJECTION_CODES, ErrorBody, MalformedRequest, SessionUnavailable
@@ -26,8 +25,7 @@ WORKSPACE_ENV: Final = "EVOLEDGER_WORKSPACE"
 """Environment variable naming the Agent's workspace; submitted Program paths are relative to it."""
 
 
-@dataclass(frozen=True, slots=True)
-class OkResponse:
+class OkResponse(NamedTuple):
     """A successful response: ``{"protocol", "id", "ok": true, "result": {...}}``."""
 
     protocol: str
@@ -36,8 +34,7 @@ class OkResponse:
     ok: Literal[True] = True
 
 
-@dataclass(frozen=True, slots=True)
-class ErrorResponse:
+class ErrorResponse(NamedTuple):
     """A refused request: ``{"protocol", "id", "ok": false, "error": {"code", "message", "retryable"}}``."""
 
     protocol: str

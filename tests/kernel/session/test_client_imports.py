@@ -1,4 +1,4 @@
-"""``evoledger-session`` starts fast: a whole request imports only the standard library, click and our wire code."""
+"""``evoledger-session`` starts fast: a whole request imports only the standard library, orjson and our wire code."""
 
 from __future__ import annotations
 
@@ -7,7 +7,18 @@ import subprocess
 import sys
 from typing import Any
 
-HEAVY = ("sqlite_utils", "pydantic", "gymnasium", "numpy", "pandas", "rich", "sqlite3", "zstandard", "cryptography")
+HEAVY = (
+    "sqlite_utils",
+    "pydantic",
+    "gymnasium",
+    "numpy",
+    "pandas",
+    "rich",
+    "click",
+    "sqlite3",
+    "zstandard",
+    "cryptography",
+)
 
 _ROUND_TRIP = """
 import json, sys

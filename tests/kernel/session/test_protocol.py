@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import time
 from typing import Any, get_args
@@ -150,7 +149,7 @@ def test_rejection_carries_code_message_and_retryable() -> None:
         "3 units left, 4 requested",
         True,
     )
-    assert dataclasses.asdict(rejection.body()) == {
+    assert rejection.body()._asdict() == {
         "code": "budget_exhausted",
         "message": "3 units left, 4 requested",
         "retryable": True,
