@@ -86,14 +86,14 @@ def main() -> None:
     parser.add_argument("--repeat", type=int, default=9, help="rounds; each figure is the median (default 9)")
     parser.add_argument("--extra-episodes", type=int, default=20, help="K in the evaluate fixed-cost formula")
     parser.add_argument("--isolation", default="auto", help="evaluate's --isolation (default auto, as a user runs)")
-    parser.add_argument("--quick", action="store_true", help="a smoke run: 2 rounds, K=2")
+    parser.add_argument("--quick", action="store_true", help="a smoke run: 1 round, K=1")
     parser.add_argument(
         "--against",
         metavar="DIR",
         help="also time another checkout in the same rounds (DIR/evoledger is its package; it goes on PYTHONPATH)",
     )
     args = parser.parse_args()
-    repeat, extra = (2, 2) if args.quick else (args.repeat, args.extra_episodes)
+    repeat, extra = (1, 1) if args.quick else (args.repeat, args.extra_episodes)
     with tempfile.TemporaryDirectory(prefix="evs-") as scratch:  # short: a Unix socket path has 107 bytes
         root = Path(scratch)
         program = root / "program"
