@@ -3,21 +3,20 @@
 Every Episode is recorded in a ledger: the Program snapshot, the Host's plan (seeds, ``host``), each
 Episode's start and finish with its trajectory Object, and the Evaluation's Feedback. The same
 inputs give the same trajectory digests whether Episodes run serially or in parallel.
+
+This module is light to import (it starts the workers first); :mod:`~evoledger.kernel.evaluation_run` does the
+recording.
 """
 
 from __future__ import annotations
 
-import shutil
-import tempfile
-from collections.abc import Callable, Iterator, Mapping
-from contextlib import contextmanager
+import contextlib
+from collections.abc import Callable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from evoledger import __version__
-from evoledger.kernel.authoring import Benchmark, EpisodeRecord, Feedback, Split
+from evoledger.kernel.authoring import Split
 from evoledger.kernel.execution import (
-    EpisodeTask,
     Executor,
     Isolation,
     IsolationChoice,
@@ -25,24 +24,12 @@ from evoledger.kernel.execution import (
     PolicyLimits,
     resolve_isolation,
 )
-from evoledger.kernel.planning import plan_episodes, public_seeds
-from evoledger.kernel.recording import outcome_events
-from evoledger.kernel.registry import BenchmarkRef, BenchmarkRegistry, default_registry
-from evoledger.ledger.canonical import canonical_json, digest_of
-from evoledger.ledger.events import (
-    BenchmarkIdentity,
-    EpisodePlanned,
-    EpisodeStarted,
-    EpisodeSummary,
-    EvaluationFinished,
-    EvaluationStarted,
-    Signer,
-)
-from evoledger.ledger.signing import HeadSigner
-from evoledger.ledger.signing_keys import SigningKey
-from evoledger.ledger.snapshots import materialize_program, snapshot_program
-from evoledger.ledger.store import Ledger
+from evoledger.kernel.registry import BenchmarkRef, BenchmarkRegistry
 from pydantic import BaseModel, ConfigDict, Field
+
+if TYPE_CHECKING:
+    from evoledger.ledger.signing_keys import SigningKey
+    from evoledger.ledger.store import Ledger
 
 __all__ = ["EpisodeResult", "EvaluationConfig", "EvaluationResult", "evaluate"]
 
@@ -108,35 +95,6 @@ class EvaluationResult(BaseModel):
         return sum(1 for e in self.episodes if e.status not in ("ok", "infra_fault"))
 
 
-def _evaluation_id(program_digest: str, identity: BenchmarkIdentity, config: EvaluationConfig) -> str:
-    basis = canonical_json(
-        {
-            "program": program_digest,
-            "benchmark": identity.params_hash,
-            "id": identity.id,
-            "config": config.model_dump(mode="json", exclude={"isolation"}),  # results do not depend on it
-        }
-    )
-    return "evaluation-" + digest_of(basis).removeprefix("sha256:")[:16]
-
-
-@contextmanager
-def _ledger_for(record_to: Path | None, ledger: Ledger | None) -> Iterator[Ledger]:
-    if ledger is not None:
-        yield ledger
-        return
-    scratch = None
-    if record_to is None:
-        scratch = Path(tempfile.mkdtemp(prefix="evoledger-eval-"))
-        record_to = scratch / "record"
-    try:
-        with Ledger.create(record_to) as created:
-            yield created
-    finally:
-        if scratch is not None:
-            shutil.rmtree(scratch, ignore_errors=True)
-
-
 def _as_ref(benchmark: str | BenchmarkRef | Mapping[str, Any]) -> BenchmarkRef:
     if isinstance(benchmark, BenchmarkRef):
         return benchmark
@@ -169,118 +127,13 @@ def evaluate(
     if isinstance(used, IsolationChoice):
         config = config.model_copy(update={"isolation": used.isolation})
     ref = _as_ref(benchmark)
-    bench: Benchmark = (registry or default_registry()).make(ref.name, ref.config)
-    spec = bench.spec
-    identity = BenchmarkIdentity.of(spec.id, dict(spec.environment_parameters))
-    with _ledger_for(record_to, ledger) as book:
-        snapshot = snapshot_program(Path(program), book.objects)
-        evaluation_id = _evaluation_id(snapshot.digest, identity, config)
-        signer = signing_key if ledger is None else None  # a caller's own ledger is signed by its owner
-        if signer is not None:
-            book.sign_heads(HeadSigner(signer, evaluation_id))
-        plans = plan_episodes(bench, config.split, seeds=public_seeds(config.seed), count=config.episodes)
-        book.append(
-            [
-                snapshot.to_event("evaluation"),
-                EvaluationStarted(
-                    evaluation_id=evaluation_id,
-                    benchmark=identity,
-                    program_digest=snapshot.digest,
-                    split=config.split,
-                    episode_count=config.episodes,
-                    seed=config.seed,
-                    config=config.model_dump(mode="json"),
-                    created_by=f"evoledger {__version__}",
-                    signer=None if signer is None else Signer.of(signer.public.hex),
-                ),
-                *(
-                    EpisodePlanned(
-                        evaluation_id=evaluation_id,
-                        split=config.split,
-                        index=p.spec.index,
-                        env_seed=p.spec.seed,
-                        policy_seed=p.policy_seed,
-                        scenario=dict(p.spec.scenario or {}),
-                    )
-                    for p in plans
-                ),
-            ]
+    with contextlib.ExitStack() as stack:
+        # Started first, waited for at the first Episode: the workers' start-up (a fresh interpreter each, maybe a
+        # sandbox) overlaps building the Benchmark, the ledger and the Program snapshot.
+        runner = executor or stack.enter_context(
+            LocalExecutor(ref, workers=config.workers, isolation=config.isolation, wait_until_ready=False)
         )
-        workdir = Path(tempfile.mkdtemp(prefix="evoledger-program-"))
-        try:
-            program_dir = workdir / "program"
-            materialize_program(snapshot.digest, book.objects, program_dir)
-            tasks = [
-                EpisodeTask(
-                    episode=p.spec,
-                    program_dir=program_dir,
-                    policy_seed=p.policy_seed,
-                    limits=config.limits,
-                    record_trajectory=config.record_trajectories,
-                )
-                for p in plans
-            ]
-            own_executor = executor is None
-            runner = executor or LocalExecutor(ref, workers=config.workers, isolation=config.isolation)
-            records: list[EpisodeRecord] = []
-            results: list[EpisodeResult] = []
-            try:
-                for outcome in runner.run(tasks):
-                    started = EpisodeStarted(evaluation_id=evaluation_id, split=config.split, index=outcome.index)
-                    finished = outcome_events(outcome, book.objects, evaluation_id=evaluation_id)
-                    book.append([started, *finished])
-                    records.append(outcome.to_record(with_trajectory=len(records) < 5))
-                    digest = getattr(finished[0], "trajectory_digest", None)
-                    result = EpisodeResult(
-                        index=outcome.index,
-                        status=outcome.status,
-                        episode_return=outcome.episode_return,
-                        steps=outcome.steps,
-                        failure=outcome.failure_message if outcome.status != "ok" else None,
-                        trajectory_digest=digest,
-                        traceback=outcome.traceback if outcome.status != "ok" else None,
-                    )
-                    results.append(result)
-                    if on_episode is not None:
-                        on_episode(result)
-            finally:
-                if own_executor:
-                    runner.close()
-        finally:
-            shutil.rmtree(workdir, ignore_errors=True)
-        feedback: Feedback = bench.feedback(records)
-        content_digest = book.objects.put(canonical_json(dict(feedback.content)))
-        for artifact in feedback.artifacts:
-            book.objects.put(artifact.data)
-        book.append(
-            [
-                EvaluationFinished(
-                    evaluation_id=evaluation_id,
-                    score=feedback.score,
-                    content_digest=content_digest,
-                    episodes=tuple(
-                        EpisodeSummary(
-                            index=r.index,
-                            status=r.status,  # type: ignore[arg-type]  # infra faults are filtered out below
-                            episode_return=r.episode_return,
-                            steps=r.steps,
-                            trajectory_digest=r.trajectory_digest,
-                        )
-                        for r in results
-                        if r.status != "infra_fault" and r.trajectory_digest is not None
-                    ),
-                )
-            ]
-        )
-        return EvaluationResult(
-            evaluation_id=evaluation_id,
-            benchmark_id=spec.id,
-            parameters_digest=spec.parameters_digest,
-            program_digest=snapshot.digest,
-            split=config.split,
-            score=feedback.score,
-            feedback_content=dict(feedback.content),
-            artifact_names=[a.name for a in feedback.artifacts],
-            episodes=results,
-            ledger_path=None if ledger is None and record_to is None else book.path,
-        )
+        # Imported only now: the Event schema, the ledger and the Benchmarks load while the workers start.
+        from evoledger.kernel.evaluation_run import run_evaluation
+
+        return run_evaluation(program, ref, config, runner, ledger, record_to, registry, on_episode, signing_key)

@@ -1,6 +1,16 @@
-"""The record: canonical encoding, content-addressed Objects, the hash-chained Event log."""
+"""The record: canonical encoding, content-addressed Objects, the hash-chained Event log.
 
-from evoledger.ledger.canonical import canonical_json, digest_of, is_digest, parse_canonical
+The errors are imported eagerly (standard library only); every other name is imported on first use
+(PEP 562), so that importing ``evoledger.ledger.errors`` (as ``evoledger-session`` does) stays cheap.
+"""
+
+from __future__ import annotations
+
+import importlib
+import sys
+import types
+from typing import TYPE_CHECKING, Final
+
 from evoledger.ledger.errors import (
     ConcurrencyError,
     ConfigError,
@@ -22,9 +32,12 @@ from evoledger.ledger.errors import (
     UnknownNameError,
     UnsafePathError,
 )
-from evoledger.ledger.head import Head
-from evoledger.ledger.store import CURRENT_HEAD, Ledger, RecordedEvent
-from evoledger.ledger.verify import Problem, VerifyReport, verify
+
+if TYPE_CHECKING:
+    from evoledger.ledger.canonical import canonical_json, digest_of, is_digest, parse_canonical
+    from evoledger.ledger.head import Head
+    from evoledger.ledger.store import CURRENT_HEAD, Ledger, RecordedEvent
+    from evoledger.ledger.verify import Problem, VerifyReport, verify
 
 __all__ = [
     "CURRENT_HEAD",
@@ -58,3 +71,47 @@ __all__ = [
     "parse_canonical",
     "verify",
 ]
+
+_LAZY: Final = {
+    "canonical_json": "evoledger.ledger.canonical",
+    "digest_of": "evoledger.ledger.canonical",
+    "is_digest": "evoledger.ledger.canonical",
+    "parse_canonical": "evoledger.ledger.canonical",
+    "Head": "evoledger.ledger.head",
+    "CURRENT_HEAD": "evoledger.ledger.store",
+    "Ledger": "evoledger.ledger.store",
+    "RecordedEvent": "evoledger.ledger.store",
+    "Problem": "evoledger.ledger.verify",
+    "VerifyReport": "evoledger.ledger.verify",
+    "verify": "evoledger.ledger.verify",
+}
+"""Re-exported name -> the module defining it, imported on first access (PEP 562)."""
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})
+
+
+class _Package(types.ModuleType):
+    """Keeps ``evoledger.ledger.verify`` the function when the ``verify`` submodule is imported directly.
+
+    (Importing a submodule binds it on its package under the same name; the eager ``__init__`` this replaces
+    rebound the function afterwards, so ``from evoledger.ledger import verify`` always gave the function.)
+    """
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if name == "verify" and isinstance(value, types.ModuleType):
+            value = value.verify
+        super().__setattr__(name, value)
+
+
+sys.modules[__name__].__class__ = _Package

@@ -2,13 +2,22 @@
 
 Each projection module offers ``apply(state, event) -> state`` and ``fold(events)``; rebuilding is
 folding from zero, and no projection ever writes to the log.
+
+Every name here is imported on first use (PEP 562): a module that needs only ``projections.scoring`` (as the
+authoring API does, and so every execution worker) does not pay for the Event schema.
 """
 
-from evoledger.projections import audit, mirror, retention, run_state
-from evoledger.projections.mirror import MirrorState
-from evoledger.projections.mirror_files import diff_mirror, sync_mirror
-from evoledger.projections.retention import EvictionDecision, RetentionState
-from evoledger.projections.run_state import RunState
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from evoledger.projections import audit, mirror, retention, run_state
+    from evoledger.projections.mirror import MirrorState
+    from evoledger.projections.mirror_files import diff_mirror, sync_mirror
+    from evoledger.projections.retention import EvictionDecision, RetentionState
+    from evoledger.projections.run_state import RunState
 
 __all__ = [
     "EvictionDecision",
@@ -22,3 +31,31 @@ __all__ = [
     "run_state",
     "sync_mirror",
 ]
+
+_LAZY: Final = {
+    "MirrorState": "evoledger.projections.mirror",
+    "diff_mirror": "evoledger.projections.mirror_files",
+    "sync_mirror": "evoledger.projections.mirror_files",
+    "EvictionDecision": "evoledger.projections.retention",
+    "RetentionState": "evoledger.projections.retention",
+    "RunState": "evoledger.projections.run_state",
+}
+"""Re-exported name -> the module defining it, imported on first access (PEP 562)."""
+
+_SUBMODULES: Final = frozenset({"audit", "mirror", "retention", "run_state"})
+"""Projection modules re-exported as modules (``projections.run_state.fold``)."""
+
+
+def __getattr__(name: str) -> object:
+    if name in _SUBMODULES:
+        return importlib.import_module(f"{__name__}.{name}")
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY, *_SUBMODULES})

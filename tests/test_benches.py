@@ -17,6 +17,7 @@ SMOKE_RUNS = {
     "evaluate_bench.py": (["--episodes", "3", "--long-episodes", "1"], "Episode"),
     "execution_bench.py": (["--quick"], "Episode"),
     "export_bench.py": (["--steps", "2000", "--repeat", "1"], "steps"),
+    "startup_bench.py": (["--quick"], "x bare python"),
 }
 
 

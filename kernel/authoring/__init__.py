@@ -3,38 +3,53 @@
 A Benchmark implements :class:`Benchmark`; its Environments implement :class:`Environment`; its
 ``feedback()`` returns :class:`Feedback` with :class:`Artifact` files. ``check_benchmark`` checks
 conformance. Benchmarks register themselves by name through :mod:`evoledger.kernel.registry`.
+
+Every name here is imported on first use (PEP 562): an execution worker that needs ``EpisodeSpec`` does not
+import the conformance checks.
 """
 
-from evoledger.kernel.authoring.benchmark import Benchmark, BenchmarkSpec, ScoreDirection, parameters_digest, score_of
-from evoledger.kernel.authoring.conformance import (
-    CONFORMANCE_CODES,
-    ConformanceError,
-    ConformanceProblem,
-    ConformanceReport,
-    check_benchmark,
-)
-from evoledger.kernel.authoring.episodes import (
-    SPLITS,
-    Environment,
-    EpisodeSpec,
-    InvalidAction,
-    Split,
-    Step,
-    check_episode_request,
-)
-from evoledger.kernel.authoring.feedback import (
-    FAILURE_CODES,
-    Artifact,
-    EpisodeRecord,
-    EpisodeStatus,
-    Feedback,
-    FeedbackError,
-    Retention,
-    Trajectory,
-)
-from evoledger.kernel.authoring.seeds import derive_seed
-from evoledger.kernel.authoring.spaces import describe_space
-from evoledger.projections.scoring import ScoreRule, score_episodes
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from evoledger.kernel.authoring.benchmark import (
+        Benchmark,
+        BenchmarkSpec,
+        ScoreDirection,
+        parameters_digest,
+        score_of,
+    )
+    from evoledger.kernel.authoring.conformance import (
+        CONFORMANCE_CODES,
+        ConformanceError,
+        ConformanceProblem,
+        ConformanceReport,
+        check_benchmark,
+    )
+    from evoledger.kernel.authoring.episodes import (
+        SPLITS,
+        Environment,
+        EpisodeSpec,
+        InvalidAction,
+        Split,
+        Step,
+        check_episode_request,
+    )
+    from evoledger.kernel.authoring.feedback import (
+        FAILURE_CODES,
+        Artifact,
+        EpisodeRecord,
+        EpisodeStatus,
+        Feedback,
+        FeedbackError,
+        Retention,
+        Trajectory,
+    )
+    from evoledger.kernel.authoring.seeds import derive_seed
+    from evoledger.kernel.authoring.spaces import describe_space
+    from evoledger.projections.scoring import ScoreRule, score_episodes
 
 __all__ = [
     "CONFORMANCE_CODES",
@@ -67,3 +82,49 @@ __all__ = [
     "score_episodes",
     "score_of",
 ]
+
+_LAZY: Final = {
+    "Benchmark": "evoledger.kernel.authoring.benchmark",
+    "BenchmarkSpec": "evoledger.kernel.authoring.benchmark",
+    "ScoreDirection": "evoledger.kernel.authoring.benchmark",
+    "parameters_digest": "evoledger.kernel.authoring.benchmark",
+    "score_of": "evoledger.kernel.authoring.benchmark",
+    "CONFORMANCE_CODES": "evoledger.kernel.authoring.conformance",
+    "ConformanceError": "evoledger.kernel.authoring.conformance",
+    "ConformanceProblem": "evoledger.kernel.authoring.conformance",
+    "ConformanceReport": "evoledger.kernel.authoring.conformance",
+    "check_benchmark": "evoledger.kernel.authoring.conformance",
+    "SPLITS": "evoledger.kernel.authoring.episodes",
+    "Environment": "evoledger.kernel.authoring.episodes",
+    "EpisodeSpec": "evoledger.kernel.authoring.episodes",
+    "InvalidAction": "evoledger.kernel.authoring.episodes",
+    "Split": "evoledger.kernel.authoring.episodes",
+    "Step": "evoledger.kernel.authoring.episodes",
+    "check_episode_request": "evoledger.kernel.authoring.episodes",
+    "FAILURE_CODES": "evoledger.kernel.authoring.feedback",
+    "Artifact": "evoledger.kernel.authoring.feedback",
+    "EpisodeRecord": "evoledger.kernel.authoring.feedback",
+    "EpisodeStatus": "evoledger.kernel.authoring.feedback",
+    "Feedback": "evoledger.kernel.authoring.feedback",
+    "FeedbackError": "evoledger.kernel.authoring.feedback",
+    "Retention": "evoledger.kernel.authoring.feedback",
+    "Trajectory": "evoledger.kernel.authoring.feedback",
+    "derive_seed": "evoledger.kernel.authoring.seeds",
+    "describe_space": "evoledger.kernel.authoring.spaces",
+    "ScoreRule": "evoledger.projections.scoring",
+    "score_episodes": "evoledger.projections.scoring",
+}
+"""Re-exported name -> the module defining it, imported on first access (PEP 562)."""
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

@@ -17,7 +17,7 @@ from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_o
 from evoledger.kernel.cli.options import echo_json, parse_config_pairs
 from evoledger.kernel.cli.progress import bar, note, step, verbosity_options
 from evoledger.kernel.evaluation import EpisodeResult, EvaluationConfig, EvaluationResult, evaluate
-from evoledger.kernel.execution import resolve_isolation
+from evoledger.kernel.execution import LocalExecutor, resolve_isolation
 from evoledger.kernel.packaged_program_lookup import packaged_program
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 from rich.console import Console
@@ -77,12 +77,16 @@ def evaluate_command(
       evoledger evaluate --benchmark cartpole --episodes 20
       evoledger evaluate my_program/ -b frozen-lake --set map_name=8x8 -n 100 -w 2 --record-to runs/fl8
     """
-    default_registry().factory(benchmark)  # an unknown name fails here, with a suggestion
-    program = program_dir if program_dir is not None else packaged_program(f"{benchmark}-baseline")
     values = config_values(EVALUATE_OPTIONS, config_args)
     chosen = resolve_isolation(values["isolation"])  # ConfigError (with the install hint) for an unusable bwrap
     config = EvaluationConfig.model_validate({**values, "isolation": chosen.isolation})
     ref = BenchmarkRef(name=benchmark, config=parse_config_pairs(settings))
+    # The workers start first and are waited for at the first Episode: their start-up overlaps all that follows.
+    executor = click.get_current_context().with_resource(
+        LocalExecutor(ref, workers=config.workers, isolation=config.isolation, wait_until_ready=False)
+    )
+    default_registry().factory(benchmark)  # an unknown name fails here, with a suggestion
+    program = program_dir if program_dir is not None else packaged_program(f"{benchmark}-baseline")
     key = resolve_signing_key(signing_key) if record_to is not None else None
     console = Console(stderr=True)
     if not as_json:  # JSON output stays one document; the record keeps the isolation used
@@ -95,7 +99,9 @@ def evaluate_command(
             failure = "" if result.status == "ok" else f" ({result.status}: {result.failure})"
             step(console, f"Episode {result.index}: return {result.episode_return:.3f}, {result.steps} steps{failure}")
 
-        result = evaluate(program, ref, config=config, record_to=record_to, on_episode=_advance, signing_key=key)
+        result = evaluate(
+            program, ref, config=config, record_to=record_to, executor=executor, on_episode=_advance, signing_key=key
+        )
     if as_json:
         echo_json(result.model_dump(mode="json"))
     else:

@@ -1,25 +1,92 @@
-"""The root ``evoledger`` command group and the error-to-exit-code mapping."""
+"""The root ``evoledger`` command group: commands loaded on demand, and the error-to-exit-code mapping.
+
+Each command lives in its own module, named in :data:`COMMANDS`; ``evoledger COMMAND`` imports only that
+module (so ``evoledger ledger verify`` never pays for gymnasium), and ``evoledger --help`` imports none: it
+lists each command with the first sentence of its docstring, read from the module's source.
+"""
 
 from __future__ import annotations
 
+import ast
+import importlib
+import importlib.util
 import sys
-from typing import Any
+from typing import Any, Final
 
 import click
 from evoledger import __version__
-from evoledger.kernel.cli.terminal_text import printable
 from evoledger.ledger.errors import EvoLedgerError
 
-__all__ = ["cli", "main"]
+__all__ = ["COMMANDS", "cli", "main"]
+
+COMMANDS: Final = {
+    "run": "evoledger.kernel.cli.run_command:run_command",
+    "resume": "evoledger.kernel.cli.resume_command:resume_command",
+    "replay": "evoledger.kernel.cli.replay_command:replay_command",
+    "evaluate": "evoledger.kernel.cli.evaluate_command:evaluate_command",
+    "export": "evoledger.kernel.cli.export_command:export_command",
+    "ledger": "evoledger.kernel.cli.ledger_commands:ledger_group",
+    "keys": "evoledger.kernel.cli.keys_command:keys_group",
+    "bundle": "evoledger.kernel.cli.bundle_command:bundle_command",
+    "unbundle": "evoledger.kernel.cli.bundle_command:unbundle_command",
+    "benchmarks": "evoledger.kernel.cli.benchmarks_command:benchmarks_command",
+}
+"""Every ``evoledger`` command: its name and the ``module:attribute`` of its click command, imported when invoked."""
+
+
+def _source_docstring(target: str) -> str | None:
+    """The docstring of the function ``module:attribute`` as written in its source, without importing it."""
+    module, _, attribute = target.partition(":")
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None or not spec.origin.endswith(".py"):
+        return None
+    try:
+        with open(spec.origin, encoding="utf-8") as source:
+            tree = ast.parse(source.read(), filename=spec.origin)
+    except (OSError, SyntaxError, ValueError):
+        return None
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == attribute and node.decorator_list:
+            return ast.get_docstring(node)
+    return None
 
 
 class _Group(click.Group):
-    """A click group that turns :class:`EvoLedgerError` into a one-line message and its exit code."""
+    """The root group: loads commands from :data:`COMMANDS` on demand; turns :class:`EvoLedgerError` into exit codes."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted({*self.commands, *COMMANDS})
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        if cmd_name not in self.commands and cmd_name in COMMANDS:
+            module, _, attribute = COMMANDS[cmd_name].partition(":")
+            command = getattr(importlib.import_module(module), attribute)
+            if not isinstance(command, click.Command):
+                raise TypeError(f"{COMMANDS[cmd_name]} is not a click command")
+            self.add_command(command, cmd_name)
+        return self.commands.get(cmd_name)
+
+    def format_commands(self, ctx: click.Context, formatter: click.HelpFormatter) -> None:
+        """The commands and their one-line help, as click writes them, importing no command that is not loaded."""
+        listed: list[tuple[str, click.Command]] = []
+        for name in self.list_commands(ctx):
+            command = self.commands.get(name)
+            if command is None:
+                help_text = _source_docstring(COMMANDS[name])
+                command = click.Command(name, help=help_text) if help_text is not None else self.get_command(ctx, name)
+            if command is not None and not command.hidden:
+                listed.append((name, command))
+        if listed:
+            limit = formatter.width - 6 - max(len(name) for name, _ in listed)
+            with formatter.section("Commands"):
+                formatter.write_dl([(name, command.get_short_help_str(limit)) for name, command in listed])
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
         except EvoLedgerError as exc:
+            from evoledger.kernel.cli.terminal_text import printable  # imports rich: only on this path
+
             click.echo(f"error: {printable(exc)}", err=True)  # messages quote recorded text
             sys.exit(exc.exit_code)
 
@@ -38,32 +105,3 @@ def cli() -> None:
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="evoledger")
-
-
-def _register() -> None:
-    from evoledger.kernel.cli.benchmarks_command import benchmarks_command
-    from evoledger.kernel.cli.bundle_command import bundle_command, unbundle_command
-    from evoledger.kernel.cli.evaluate_command import evaluate_command
-    from evoledger.kernel.cli.export_command import export_command
-    from evoledger.kernel.cli.keys_command import keys_group
-    from evoledger.kernel.cli.ledger_commands import ledger_group
-    from evoledger.kernel.cli.replay_command import replay_command
-    from evoledger.kernel.cli.resume_command import resume_command
-    from evoledger.kernel.cli.run_command import run_command
-
-    for command in (
-        run_command,
-        resume_command,
-        replay_command,
-        evaluate_command,
-        export_command,
-        ledger_group,
-        keys_group,
-        bundle_command,
-        unbundle_command,
-        benchmarks_command,
-    ):
-        cli.add_command(command)
-
-
-_register()

@@ -7,13 +7,19 @@ worker drives the Environment, and the two exchange observations and actions ove
 (raw numpy bytes, never pickle). See ``docs/architecture.md`` ("Execution").
 """
 
-from evoledger.kernel.execution.actions import conform_action
-from evoledger.kernel.execution.context import POLICY_CONTEXT_FIELDS, PolicyContext
-from evoledger.kernel.execution.executor import Executor, LocalExecutor
-from evoledger.kernel.execution.isolation import ISOLATIONS, Isolation, IsolationChoice, resolve_isolation
-from evoledger.kernel.execution.local_bounds import bounded_limits, bounded_workers, local_cpu_count
-from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask, PolicyLimits
-from evoledger.kernel.execution.values import decode_wire, encode_wire, to_json_value
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Final
+
+if TYPE_CHECKING:
+    from evoledger.kernel.execution.actions import conform_action
+    from evoledger.kernel.execution.context import POLICY_CONTEXT_FIELDS, PolicyContext
+    from evoledger.kernel.execution.executor import Executor, LocalExecutor
+    from evoledger.kernel.execution.isolation import ISOLATIONS, Isolation, IsolationChoice, resolve_isolation
+    from evoledger.kernel.execution.local_bounds import bounded_limits, bounded_workers, local_cpu_count
+    from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask, PolicyLimits
+    from evoledger.kernel.execution.values import decode_wire, encode_wire, to_json_value
 
 __all__ = [
     "ISOLATIONS",
@@ -35,3 +41,38 @@ __all__ = [
     "resolve_isolation",
     "to_json_value",
 ]
+
+_LAZY: Final = {
+    "conform_action": "evoledger.kernel.execution.actions",
+    "POLICY_CONTEXT_FIELDS": "evoledger.kernel.execution.context",
+    "PolicyContext": "evoledger.kernel.execution.context",
+    "Executor": "evoledger.kernel.execution.executor",
+    "LocalExecutor": "evoledger.kernel.execution.executor",
+    "ISOLATIONS": "evoledger.kernel.execution.isolation",
+    "Isolation": "evoledger.kernel.execution.isolation",
+    "IsolationChoice": "evoledger.kernel.execution.isolation",
+    "resolve_isolation": "evoledger.kernel.execution.isolation",
+    "bounded_limits": "evoledger.kernel.execution.local_bounds",
+    "bounded_workers": "evoledger.kernel.execution.local_bounds",
+    "local_cpu_count": "evoledger.kernel.execution.local_bounds",
+    "EpisodeOutcome": "evoledger.kernel.execution.tasks",
+    "EpisodeTask": "evoledger.kernel.execution.tasks",
+    "PolicyLimits": "evoledger.kernel.execution.tasks",
+    "decode_wire": "evoledger.kernel.execution.values",
+    "encode_wire": "evoledger.kernel.execution.values",
+    "to_json_value": "evoledger.kernel.execution.values",
+}
+"""Re-exported name -> the module defining it, imported on first access (PEP 562)."""
+
+
+def __getattr__(name: str) -> object:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_LAZY})

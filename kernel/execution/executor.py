@@ -44,7 +44,6 @@ from evoledger.kernel.execution.messages import (
     outcome_from_frame,
     task_to_json,
 )
-from evoledger.kernel.execution.policy_process import describe_wait_status
 from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
 from evoledger.kernel.registry import BenchmarkRef, UntrustedRecordError
 from evoledger.ledger.errors import ConfigError, InfraError, InputError
@@ -116,7 +115,7 @@ class _Worker:
         self.cpu = cpu
         self.bwrap = bwrap
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        command = [sys.executable, "-m", "evoledger.kernel.execution.worker", "--fd", str(theirs.fileno())]
+        command = [sys.executable, "-m", "evoledger.kernel.execution.worker_start", "--fd", str(theirs.fileno())]
         if cpu is not None:
             command += ["--cpu", str(cpu)]
         self.programs: Path | None = None
@@ -157,6 +156,8 @@ class _Worker:
             self.process.kill()
             code = self.process.wait()
         status = (-code) if code < 0 else (code << 8)
+        from evoledger.kernel.execution.policy_process import describe_wait_status  # numpy: not at start-up
+
         return describe_wait_status(status)
 
     def discard_programs(self) -> None:
@@ -198,6 +199,9 @@ class LocalExecutor:
     time. Results are identical for any ``workers``: each Episode depends only on its task.
     ``allow_import=False`` (a Benchmark name read from a record the user did not trust): the workers build
     the Benchmark by registry name only and refuse an import string.
+    ``wait_until_ready=False`` returns as soon as the worker processes are started, so that their start-up (a fresh
+    interpreter each) overlaps the caller's own preparation; the first :meth:`run` waits for them (and raises
+    their start-up errors).
     """
 
     def __init__(
@@ -209,6 +213,7 @@ class LocalExecutor:
         startup_timeout: float = 120.0,
         isolation: str = "local",
         allow_import: bool = True,
+        wait_until_ready: bool = True,
     ) -> None:
         if not isinstance(benchmark, BenchmarkRef):
             raise ConfigError(f"benchmark must be a BenchmarkRef, got {type(benchmark).__name__}")
@@ -231,8 +236,8 @@ class LocalExecutor:
             self._workers = [
                 _Worker(slot, cpu, self._benchmark_json, self._bwrap) for slot, cpu in enumerate(self._cpus)
             ]
-            for worker in self._workers:
-                self._await_ready(worker)
+            if wait_until_ready:
+                self._await_started()
         except BaseException:
             self.close()
             raise
@@ -241,6 +246,11 @@ class LocalExecutor:
     def worker_pids(self) -> tuple[int, ...]:
         """The current worker processes' pids, by slot (for diagnostics)."""
         return tuple(w.process.pid for w in self._workers)
+
+    def _await_started(self) -> None:
+        for worker in self._workers:
+            if not worker.ready:
+                self._await_ready(worker)
 
     def _await_ready(self, worker: _Worker) -> None:
         try:
@@ -292,6 +302,11 @@ class LocalExecutor:
                 raise ConfigError(
                     f"task {position}: {task.program_dir} has no policy.py; materialize the Program there first"
                 )
+        try:
+            self._await_started()  # the workers of wait_until_ready=False
+        except BaseException:
+            self.close()
+            raise
         self._running = True
         return self._outcomes(checked)
 

@@ -21,6 +21,7 @@ import functools
 import os
 import shutil
 import site
+import socket
 import subprocess
 import sys
 from collections.abc import Mapping
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Final, Literal, get_args
 
 import evoledger
-from evoledger.ledger.errors import ConfigError
+from evoledger.ledger.errors import ConfigError, InfraError
 
 __all__ = [
     "ISOLATIONS",
@@ -150,6 +151,27 @@ def bwrap_command(bwrap: str, programs: Path, cpu: int | None, fd: int) -> list[
     return args
 
 
+def start_sandbox(bwrap: str, programs: Path, cpu: int | None) -> tuple[subprocess.Popen[bytes], socket.socket]:
+    """Start a sandboxed zygote (:mod:`~.sandbox_main`); returns its bwrap process and the worker's end of its socket.
+
+    Light to import and call: a worker starts its first sandbox before it imports numpy and gymnasium itself.
+    """
+    ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    try:
+        process = subprocess.Popen(
+            bwrap_command(bwrap, programs, cpu, theirs.fileno()),
+            pass_fds=(theirs.fileno(),),
+            stdin=subprocess.DEVNULL,
+            stdout=2,
+        )
+    except OSError as exc:
+        ours.close()
+        raise InfraError(f"cannot start the bubblewrap sandbox: {exc}") from None
+    finally:
+        theirs.close()
+    return process, ours
+
+
 @functools.cache
 def probe_bwrap() -> tuple[str | None, str | None]:
     """``(path, None)`` when a bubblewrap sandbox with our namespaces runs here, else ``(None, why not)``."""
@@ -157,7 +179,7 @@ def probe_bwrap() -> tuple[str | None, str | None]:
     if found is None:
         return None, "bwrap is not installed"
     probe = [found, *_NAMESPACES, "--die-with-parent", "--clearenv", *_system_binds(), "--proc", "/proc"]
-    probe += ["--", str(Path(sys.executable).resolve()), "-c", "import os; assert os.getpid() < 5"]
+    probe += ["--", str(Path(sys.executable).resolve()), "-S", "-c", "import os; assert os.getpid() < 5"]  # -S: fast
     try:
         done = subprocess.run(
             probe, stdin=subprocess.DEVNULL, capture_output=True, timeout=_PROBE_TIMEOUT_SECONDS, check=False

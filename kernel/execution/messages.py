@@ -23,12 +23,13 @@ Coordinator <-> worker (both are ours)::
 from __future__ import annotations
 
 import struct
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import orjson
-from evoledger.kernel.authoring import EpisodeSpec
-from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask, PolicyLimits
 from evoledger.ledger.errors import InfraError
+
+if TYPE_CHECKING:  # imported by the two decoders only: a sandboxed zygote imports this module, never pydantic
+    from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
 
 __all__ = [
     "CHILD_ACTION",
@@ -92,6 +93,9 @@ def task_to_json(task: EpisodeTask, task_id: int) -> bytes:
 
 def task_from_json(data: bytes) -> tuple[int, EpisodeTask]:
     """The inverse of :func:`task_to_json`."""
+    from evoledger.kernel.authoring import EpisodeSpec
+    from evoledger.kernel.execution.tasks import EpisodeTask, PolicyLimits
+
     raw: dict[str, Any] = orjson.loads(data)
     episode = EpisodeSpec(split=raw["split"], index=raw["index"], seed=raw["seed"], scenario=raw["scenario"])
     task = EpisodeTask(
@@ -135,6 +139,8 @@ def outcome_to_frame(outcome: EpisodeOutcome, task_id: int) -> bytes:
 
 def outcome_from_frame(frame: bytes) -> tuple[int, EpisodeOutcome]:
     """The inverse of :func:`outcome_to_frame` (the frame includes its kind byte)."""
+    from evoledger.kernel.execution.tasks import EpisodeOutcome
+
     try:
         view = memoryview(frame)
         pos = 1

@@ -1,7 +1,7 @@
 """The pre-warmed worker process: the Environment side of Episodes.
 
-Started once per executor slot with a fresh interpreter (``python -m evoledger.kernel.execution.worker
---fd N [--cpu C]``), never by forking the caller. Start-up, in this order:
+Started once per executor slot with a fresh interpreter (``python -m evoledger.kernel.execution.worker_start
+--fd N [--cpu C]``, which runs :func:`serve`), never by forking the caller. Start-up, in this order:
 
 1. pin itself to CPU ``C`` (its Policy children inherit the pin, so every per-step exchange stays on one CPU);
 2. with numpy, gymnasium and the Policy runtime imported, fork the zygote (:mod:`~.zygote`) — before it
@@ -11,8 +11,9 @@ Started once per executor slot with a fresh interpreter (``python -m evoledger.k
    child forked;
 4. say hello, then serve tasks one at a time until told to quit or the coordinator goes away.
 
-With ``--bwrap PATH`` (``--isolation bwrap``) step 2 is skipped: once the Benchmark is resolved, the zygote is
-launched inside a bubblewrap sandbox instead (:meth:`Zygote.launch`), which sees only a worker-private folder of
+With ``--bwrap PATH`` (``--isolation bwrap``) step 2 is skipped: the zygote runs inside a bubblewrap sandbox instead
+(started by :mod:`~.worker_start` before this module's imports, and sent the template once the Benchmark is
+resolved; later ones by :meth:`Zygote.launch`), which sees only a worker-private folder of
 per-Episode Program copies (``--programs``, made and removed by the coordinator, so a killed worker leaves
 nothing behind); a sandbox that a Policy broke is replaced between Episodes.
 
@@ -46,24 +47,30 @@ from evoledger.kernel.execution.messages import (
     outcome_to_frame,
     task_from_json,
 )
+from evoledger.kernel.execution.worker_start import parse_arguments
 from evoledger.kernel.execution.zygote import Zygote
 from evoledger.kernel.registry import BenchmarkRef, resolve_benchmark
 
-__all__ = ["main"]
+__all__ = ["main", "serve"]
 
 
 class _Sandboxes:
-    """Launches sandboxed zygotes for one worker, all seeing the same private folder of Program copies."""
+    """Launches sandboxed zygotes for one worker, all seeing the same private folder of Program copies.
 
-    def __init__(self, bwrap: str, cpu: int | None, programs: Path) -> None:
+    ``first`` is a sandbox started before this worker's imports (:mod:`~.worker_start`); it is used first.
+    """
+
+    def __init__(self, bwrap: str, cpu: int | None, programs: Path, first: Zygote | None = None) -> None:
         self.bwrap = bwrap
         self.cpu = cpu
         self.programs = programs
-        self.current: Zygote | None = None
+        self.current: Zygote | None = first
 
     def launcher(self, template: tuple[object, object, object, object]) -> Callable[[], Zygote]:
+        unused = [self.current] if self.current is not None else []
+
         def launch() -> Zygote:
-            zygote = Zygote.launch(self.bwrap, self.programs, self.cpu)
+            zygote = unused.pop() if unused else Zygote.launch(self.bwrap, self.programs, self.cpu)
             self.current = zygote
             zygote.send_template(*template)
             return zygote
@@ -129,19 +136,18 @@ def _serve(channel: FrameChannel, runner: EpisodeRunner) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    """Worker entry point (see the module docstring)."""
-    parser = argparse.ArgumentParser(prog="evoledger-worker", description="an evoledger execution worker")
-    parser.add_argument("--fd", type=int, required=True, help="the socket shared with the coordinator")
-    parser.add_argument("--cpu", type=int, default=None, help="pin the worker and its Policy children to this CPU")
-    parser.add_argument("--bwrap", default=None, help="run Policies in bubblewrap sandboxes started with this binary")
-    parser.add_argument("--programs", type=Path, default=None, help="with --bwrap: an empty folder for Program copies")
-    args = parser.parse_args(argv)
+    """Worker entry point (see the module docstring); :mod:`~.worker_start` is the faster one the executor runs."""
+    serve(parse_arguments(argv))
+
+
+def serve(args: argparse.Namespace, first_sandbox: Zygote | None = None) -> None:
+    """Run the worker with its parsed arguments; ``first_sandbox``: a sandboxed zygote already started for it."""
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
     sandboxes = None
     if args.bwrap is not None:
         programs = args.programs or Path(tempfile.mkdtemp(prefix="evoledger-programs-"))
-        sandboxes = _Sandboxes(args.bwrap, args.cpu, programs)
+        sandboxes = _Sandboxes(args.bwrap, args.cpu, programs, first_sandbox)
     zygote = None if sandboxes is not None else Zygote.fork(args.cpu, close_in_zygote=(args.fd,))
     channel = FrameChannel(socket.socket(fileno=args.fd), max_frame=COORDINATOR_MAX_FRAME)
     try:
@@ -154,7 +160,9 @@ def main(argv: Sequence[str] | None = None) -> None:
         if sandboxes is not None:
             sandboxes.close()
         channel.close()
-    sys.exit(0)
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    os._exit(0)  # everything is closed: skip tearing down numpy, gymnasium and pydantic (the coordinator waits)
 
 
 if __name__ == "__main__":

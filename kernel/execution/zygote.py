@@ -45,7 +45,7 @@ from collections import deque
 from pathlib import Path
 from typing import Any, Final
 
-from evoledger.kernel.execution.isolation import bwrap_command
+from evoledger.kernel.execution.isolation import start_sandbox
 from evoledger.kernel.execution.policy_runtime import PolicyTemplate, become_policy_process
 from evoledger.kernel.execution.sandbox_sweep import sweep_sandbox
 from evoledger.ledger.errors import InfraError
@@ -179,19 +179,7 @@ class Zygote:
     @classmethod
     def launch(cls, bwrap: str, programs: Path, cpu: int | None) -> Zygote:
         """Start a zygote in a new bubblewrap sandbox that sees ``programs`` read-only (see the module docstring)."""
-        ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            process = subprocess.Popen(
-                bwrap_command(bwrap, programs, cpu, theirs.fileno()),
-                pass_fds=(theirs.fileno(),),
-                stdin=subprocess.DEVNULL,
-                stdout=2,
-            )
-        except OSError as exc:
-            ours.close()
-            raise InfraError(f"cannot start the bubblewrap sandbox: {exc}") from None
-        finally:
-            theirs.close()
+        process, ours = start_sandbox(bwrap, programs, cpu)
         return cls(process.pid, ours, process)
 
     @classmethod

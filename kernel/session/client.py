@@ -5,13 +5,14 @@ the Agent's workspace through ``EVOLEDGER_WORKSPACE``. Exit codes:
 
 * 0 - the Host accepted the request; the result is printed as JSON on stdout.
 * 1 - the Host rejected it; ``{"error": {"code", "message", "retryable"}}`` on stderr (codes in
-  :data:`~evoledger.kernel.session.protocol.REJECTION_CODES`).
+  :data:`~evoledger.kernel.session.rejections.REJECTION_CODES`).
 * 2 - a client-side error (usage, selector syntax, missing environment variable, Program outside the
   workspace, Host unreachable); the same JSON shape on stderr with a code from :data:`CLIENT_ERROR_CODES`.
 """
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import secrets
@@ -19,24 +20,15 @@ import socket
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, NoReturn
 
-import click
-from evoledger.kernel.session.protocol import (
-    FRAME_HEADER,
-    PROTOCOL,
-    SESSION_MAX_FRAME,
-    SOCKET_ENV,
-    WORKSPACE_ENV,
-    HostRejection,
-    SessionUnavailable,
-    decode_response,
-    encode_frame,
-)
+from evoledger.kernel.session.frames import SESSION_MAX_FRAME, FRAME_HEADER, encode_frame
+from evoledger.kernel.session.rejections import HostRejection, SessionUnavailable
 from evoledger.kernel.session.selectors import SelectorError, parse_selector
+from evoledger.kernel.session.wire import PROTOCOL, SOCKET_ENV, WORKSPACE_ENV, OkResponse, decode_response
 from evoledger.ledger.errors import EvoLedgerError, InputError
 
-__all__ = ["CLIENT_ERROR_CODES", "ClientInputError", "SessionClient", "cli", "main", "run", "workspace_relative"]
+__all__ = ["CLIENT_ERROR_CODES", "ClientInputError", "SessionClient", "main", "run", "workspace_relative"]
 
 CLIENT_ERROR_CODES: Final[dict[str, str]] = {
     "usage": "The command line is wrong (unknown command or option, missing argument).",
@@ -114,7 +106,7 @@ class SessionClient:
                 f"the Host answered request {response.id!r} instead of {request_id!r}; the socket at "
                 f"{self._where()} is not behaving like an evoledger Host"
             )
-        if response.ok:
+        if isinstance(response, OkResponse):
             return response.result
         error = response.error
         raise HostRejection(error.code, error.message, error.retryable)
@@ -220,104 +212,147 @@ def _client(socket_path: str | None, timeout: float | None) -> SessionClient:
 
 
 def _emit(result: Mapping[str, Any]) -> None:
-    click.echo(json.dumps(result, indent=2, sort_keys=True, ensure_ascii=False))
+    print(json.dumps(result, indent=2, sort_keys=True, ensure_ascii=False))
 
 
-def _connection_options(command: Callable[..., Any]) -> Callable[..., Any]:
-    command = click.option(
+_OVERVIEW: Final = f"""Talk to the evoledger Host of the current Run.
+
+Results are printed as JSON on stdout (exit 0). A Host rejection prints
+{{"error": {{"code", "message", "retryable"}}}} on stderr (exit 1); a client-side
+error (usage, selector syntax, missing environment, Host unreachable) prints
+the same shape on stderr (exit 2).
+
+Commands:
+  submit    Run the Program directory PROGRAM on the selected training Episodes.
+  finish    End the Session, publishing the given submissions as Candidates (best first).
+  status    Show the Session's public status (budget left, submissions so far). Read-only.
+
+Environment:
+  {SOCKET_ENV}  the Host's socket (set by the Host; --socket overrides)
+  {WORKSPACE_ENV}       the workspace that Program paths are relative to
+
+Example:
+  evoledger-session submit program --episodes 0:2,4:8
+"""
+
+_COMMANDS: Final = {
+    "submit": """Run the Program directory PROGRAM on the selected training Episodes.
+
+Each selected index costs one unit of Episode budget, every time it is used.
+PROGRAM is resolved from the current directory and must lie inside the workspace.
+The reply comes after the Episodes ran, so this may take a while.
+
+Example:
+  evoledger-session submit program --episodes 0:2,4:8
+  evoledger-session submit ./program -e 5 --timeout 600
+""",
+    "finish": """End the Session, publishing the given submissions as Candidates (best first).
+
+The Host privately validates every Candidate and selects one; no further
+submission is accepted afterwards.
+
+Example:
+  evoledger-session finish submission-000002 submission-000003
+""",
+    "status": """Show the Session's public status (budget left, submissions so far). Read-only.
+
+Example:
+  evoledger-session status
+""",
+}
+"""Each command's help (argparse, not click: the command must start in a few tens of milliseconds)."""
+
+
+class _UsageError(Exception):
+    """A malformed command line (exit 2, code ``usage``)."""
+
+
+class _HelpShown(Exception):
+    """``--help`` was printed (exit 0)."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """Raises instead of exiting, and words the common mistakes as click did."""
+
+    def error(self, message: str) -> NoReturn:
+        prefix = "the following arguments are required: "
+        if message.startswith(prefix):
+            missing = [name.strip() for name in message.removeprefix(prefix).split(", ")]
+            words = [
+                f"Missing option '{name}'" if name.startswith("-") else f"Missing argument '{name}'" for name in missing
+            ]
+            message = "; ".join(words)
+        raise _UsageError(message)
+
+    def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
+        if status == 0:
+            raise _HelpShown
+        raise _UsageError(message or "invalid command line")
+
+
+def _positive_seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"{text} is not in the range x>0")
+    return value
+
+
+def _parser(command: str) -> _Parser:
+    parser = _Parser(
+        prog=f"evoledger-session {command}",
+        description=_COMMANDS[command],
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        allow_abbrev=False,
+    )
+    if command == "submit":
+        parser.add_argument("program", metavar="PROGRAM")
+        parser.add_argument(
+            "--episodes",
+            "-e",
+            required=True,
+            metavar="SELECTOR",
+            help="Pool indices to run: half-open ranges a:b and single indices, strictly increasing (e.g. 0:2,4:8,9).",
+        )
+    elif command == "finish":
+        parser.add_argument("submission_ids", nargs="+", metavar="ID [ID ...]")
+    parser.add_argument(
+        "--socket", dest="socket_path", metavar="PATH", help=f"The Host's Session socket (default: ${SOCKET_ENV})."
+    )
+    parser.add_argument(
         "--timeout",
-        type=click.FloatRange(min=0, min_open=True),
-        default=None,
+        type=_positive_seconds,
         metavar="SECONDS",
         help="Give up waiting for the reply after SECONDS (default: wait as long as the Host takes).",
-    )(command)
-    return click.option(
-        "--socket",
-        "socket_path",
-        metavar="PATH",
-        default=None,
-        help=f"The Host's Session socket (default: ${SOCKET_ENV}).",
-    )(command)
+    )
+    return parser
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
-def cli() -> None:
-    """Talk to the evoledger Host of the current Run.
-
-    Results are printed as JSON on stdout (exit 0). A Host rejection prints
-    {"error": {"code", "message", "retryable"}} on stderr (exit 1); a client-side
-    error (usage, selector syntax, missing environment, Host unreachable) prints
-    the same shape on stderr (exit 2).
-
-    \b
-    Environment:
-      EVOLEDGER_SESSION_SOCKET  the Host's socket (set by the Host; --socket overrides)
-      EVOLEDGER_WORKSPACE       the workspace that Program paths are relative to
-
-    \b
-    Example:
-      evoledger-session submit program --episodes 0:2,4:8
-    """
-
-
-@cli.command()
-@click.argument("program", metavar="PROGRAM")
-@click.option(
-    "--episodes",
-    "-e",
-    required=True,
-    metavar="SELECTOR",
-    help="Pool indices to run: half-open ranges a:b and single indices, strictly increasing (e.g. 0:2,4:8,9).",
-)
-@_connection_options
-def submit(program: str, episodes: str, socket_path: str | None, timeout: float | None) -> None:
-    """Run the Program directory PROGRAM on the selected training Episodes.
-
-    Each selected index costs one unit of Episode budget, every time it is used.
-    PROGRAM is resolved from the current directory and must lie inside the workspace.
-    The reply comes after the Episodes ran, so this may take a while.
-
-    \b
-    Example:
-      evoledger-session submit program --episodes 0:2,4:8
-      evoledger-session submit ./program -e 5 --timeout 600
-    """
-    parse_selector(episodes)  # early check; the Host re-checks authoritatively
-    relative = workspace_relative(program, _environment_value(WORKSPACE_ENV))
-    _emit(_client(socket_path, timeout).submit(relative, episodes.strip()))
-
-
-@cli.command()
-@click.argument("submission_ids", nargs=-1, required=True, metavar="ID [ID ...]")
-@_connection_options
-def finish(submission_ids: tuple[str, ...], socket_path: str | None, timeout: float | None) -> None:
-    """End the Session, publishing the given submissions as Candidates (best first).
-
-    The Host privately validates every Candidate and selects one; no further
-    submission is accepted afterwards.
-
-    \b
-    Example:
-      evoledger-session finish submission-000002 submission-000003
-    """
-    _emit(_client(socket_path, timeout).finish(*submission_ids))
-
-
-@cli.command()
-@_connection_options
-def status(socket_path: str | None, timeout: float | None) -> None:
-    """Show the Session's public status (budget left, submissions so far). Read-only.
-
-    \b
-    Example:
-      evoledger-session status
-    """
-    _emit(_client(socket_path, timeout).status())
+def _dispatch(argv: list[str]) -> None:
+    if not argv:
+        raise _UsageError("missing command: use `evoledger-session submit|finish|status`")
+    command, rest = argv[0], argv[1:]
+    if command in ("-h", "--help"):
+        print(_OVERVIEW, end="")
+        raise _HelpShown
+    if command not in _COMMANDS:
+        raise _UsageError(f"No such command '{command}'.")
+    args = _parser(command).parse_args(rest)
+    if command == "submit":
+        parse_selector(args.episodes)  # early check; the Host re-checks authoritatively
+        relative = workspace_relative(args.program, _environment_value(WORKSPACE_ENV))
+        _emit(_client(args.socket_path, args.timeout).submit(relative, args.episodes.strip()))
+    elif command == "finish":
+        _emit(_client(args.socket_path, args.timeout).finish(*args.submission_ids))
+    else:
+        _emit(_client(args.socket_path, args.timeout).status())
 
 
 def _fail(code: str, message: str, retryable: bool = False) -> None:
     error = {"code": code, "message": message, "retryable": retryable}
-    click.echo(json.dumps({"error": error}, sort_keys=True, ensure_ascii=False), err=True)
+    print(json.dumps({"error": error}, sort_keys=True, ensure_ascii=False), file=sys.stderr)
 
 
 def _client_code(exc: EvoLedgerError) -> str:
@@ -333,25 +368,22 @@ def _client_code(exc: EvoLedgerError) -> str:
 def run(argv: Sequence[str] | None = None) -> int:
     """Run ``evoledger-session`` with ``argv`` (default: the process arguments) and return its exit code."""
     try:
-        outcome = cli.main(
-            args=list(argv) if argv is not None else None, prog_name="evoledger-session", standalone_mode=False
-        )
+        _dispatch(list(sys.argv[1:] if argv is None else argv))
+    except _HelpShown:
+        return 0
     except HostRejection as exc:
         _fail(exc.code, exc.message, exc.retryable)
         return 1
     except EvoLedgerError as exc:
         _fail(_client_code(exc), str(exc))
         return 2
-    except click.exceptions.NoArgsIsHelpError:
-        _fail("usage", "missing command: use `evoledger-session submit|finish|status` (see --help)")
+    except _UsageError as exc:
+        _fail("usage", f"{exc} (see `evoledger-session --help`)")
         return 2
-    except click.ClickException as exc:
-        _fail("usage", f"{exc.format_message()} (see `evoledger-session --help`)")
-        return 2
-    except click.Abort:
+    except KeyboardInterrupt:
         _fail("client_error", "interrupted")
         return 2
-    return outcome if isinstance(outcome, int) else 0
+    return 0
 
 
 def main() -> None:

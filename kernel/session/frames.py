@@ -11,11 +11,13 @@ from __future__ import annotations
 import json
 import math
 import struct
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from evoledger.kernel.session.rejections import MalformedRequest
 from evoledger.ledger.canonical import canonical_json
-from pydantic import BaseModel
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 __all__ = ["FRAME_HEADER", "MAX_JSON_DEPTH", "SESSION_MAX_FRAME", "decode_body", "encode_frame", "frame_length"]
 
@@ -37,7 +39,7 @@ def encode_frame(message: BaseModel | dict[str, Any]) -> bytes:
 
     Raises :class:`~evoledger.ledger.errors.EncodingError` for values JSON cannot carry (NaN, sets, ...).
     """
-    data = message.model_dump(mode="json") if isinstance(message, BaseModel) else message
+    data = message if isinstance(message, dict) else message.model_dump(mode="json")  # no pydantic import here
     body = canonical_json(data)
     return FRAME_HEADER.pack(len(body)) + body
 

@@ -45,7 +45,7 @@ class PendingRequest:
 
     def reject(self, code: RejectionCode, message: str, retryable: bool = False) -> None:
         """Send ``{"ok": false, "error": {...}}`` with a rejection code from :data:`REJECTION_CODES`."""
-        body = Rejection(code, message, retryable).body().model_dump()
+        body = Rejection(code, message, retryable).body()._asdict()
         self._send({"protocol": PROTOCOL, "id": self.request.id, "ok": False, "error": body})
 
     def _send(self, response: dict[str, Any]) -> None:

@@ -40,13 +40,15 @@ what was asked) are bounded too: a message is at most :data:`MAX_MESSAGE_CHARS` 
 ledger keeps of a refused request is its digest and a short prefix (``ledger.events.request_summary``).
 
 The body is read strictly (see :mod:`~evoledger.kernel.session.frames`); rejection codes and their
-errors live in :mod:`~evoledger.kernel.session.rejections`. Both are re-exported here.
+errors live in :mod:`~evoledger.kernel.session.rejections`; the protocol version, the environment variables
+and the client's reading of replies live in :mod:`~evoledger.kernel.session.wire` (standard library only, so
+``evoledger-session`` never imports pydantic). All are re-exported here.
 """
 
 from __future__ import annotations
 
 import re
-from typing import Annotated, Any, Final, Literal, get_args
+from typing import Annotated, Final, Literal, get_args
 
 from evoledger.kernel.session.frames import (
     FRAME_HEADER,
@@ -68,6 +70,14 @@ from evoledger.kernel.session.rejections import (
     SessionUnavailable,
 )
 from evoledger.kernel.session.selectors import MAX_SELECTOR_LENGTH
+from evoledger.kernel.session.wire import (
+    PROTOCOL,
+    SOCKET_ENV,
+    WORKSPACE_ENV,
+    ErrorResponse,
+    OkResponse,
+    decode_response,
+)
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
@@ -107,15 +117,6 @@ __all__ = [
     "encode_frame",
     "frame_length",
 ]
-
-PROTOCOL: Final = "evoledger.session/1"
-"""The protocol version every frame carries; a different value is answered with ``protocol_mismatch``."""
-
-SOCKET_ENV: Final = "EVOLEDGER_SESSION_SOCKET"
-"""Environment variable naming the Host's Unix socket (``runs/<name>/control/session.sock``)."""
-
-WORKSPACE_ENV: Final = "EVOLEDGER_WORKSPACE"
-"""Environment variable naming the Agent's workspace; submitted Program paths are relative to it."""
 
 MAX_ID_CHARS: Final = 128
 """Longest request id and longest submission id in a ``finish``, in characters."""
@@ -206,25 +207,8 @@ _REQUEST_MODELS: Final[dict[str, type[SubmitRequest | FinishRequest | StatusRequ
 }
 
 
-class OkResponse(_Frozen):
-    """A successful response."""
-
-    protocol: Literal["evoledger.session/1"]
-    id: str | None
-    ok: Literal[True]
-    result: dict[str, Any]
-
-
-class ErrorResponse(_Frozen):
-    """A refused request."""
-
-    protocol: Literal["evoledger.session/1"]
-    id: str | None
-    ok: Literal[False]
-    error: ErrorBody
-
-
-Response = Annotated[OkResponse | ErrorResponse, Field(discriminator="ok")]
+Response = OkResponse | ErrorResponse
+"""Any reply, as the client reads it (:func:`~evoledger.kernel.session.wire.decode_response`, standard library only)."""
 
 
 def _summarize(error: ValidationError) -> str:
@@ -266,24 +250,6 @@ def decode_request(body: bytes) -> SubmitRequest | FinishRequest | StatusRequest
         return model.model_validate(data)
     except ValidationError as exc:
         raise MalformedRequest("invalid_request", f"invalid {method} request: {_summarize(exc)}", request_id) from None
-
-
-def decode_response(body: bytes) -> OkResponse | ErrorResponse:
-    """Parse one response frame body (client side); ``ValueError`` family errors become :class:`SessionUnavailable`."""
-    try:
-        data = decode_body(body)
-    except MalformedRequest as exc:
-        raise SessionUnavailable(f"the Host sent an unreadable reply: {exc.message}") from None
-    if isinstance(data, dict) and "protocol" in data and data["protocol"] != PROTOCOL:
-        raise SessionUnavailable(
-            f"the Host speaks protocol {data['protocol']!r}, this client speaks {PROTOCOL!r}; "
-            "use the evoledger-session that came with the Host"
-        )
-    model = OkResponse if isinstance(data, dict) and data.get("ok") is True else ErrorResponse
-    try:
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise SessionUnavailable(f"the Host sent a malformed reply: {_summarize(exc)}") from None
 
 
 _EXAMPLE: Final = (

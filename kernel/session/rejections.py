@@ -11,10 +11,9 @@ that no request can make its own answer (or the Event that records it) grow with
 
 from __future__ import annotations
 
-from typing import Final, Literal
+from typing import Final, Literal, NamedTuple
 
 from evoledger.ledger.errors import EvoLedgerError, InputError
-from pydantic import BaseModel, ConfigDict
 
 __all__ = [
     "MAX_MESSAGE_CHARS",
@@ -77,10 +76,8 @@ def bounded_message(message: str, limit: int = MAX_MESSAGE_CHARS) -> str:
     return f"{message[:keep]} ... ({len(message) - keep} more characters)"
 
 
-class ErrorBody(BaseModel):
-    """The ``error`` member of a failed response."""
-
-    model_config = ConfigDict(extra="forbid", frozen=True, strict=True)
+class ErrorBody(NamedTuple):
+    """The ``error`` member of a failed response (``_asdict()`` gives its wire form)."""
 
     code: RejectionCode
     message: str

@@ -181,13 +181,13 @@ JsonObject = Annotated[dict[str, JsonValue], AfterValidator(_finite_json)]
 class EventPart(BaseModel):
     """The base of a value nested inside an Event (same rules: frozen, strict, unknown fields refused)."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, validate_default=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, validate_default=True, defer_build=True)
 
 
 class EventBase(BaseModel):
     """The base of every Event: frozen, strict, unknown fields refused."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, validate_default=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", strict=True, validate_default=True, defer_build=True)
 
     kind: str
     """The stable kebab-case name of this kind of fact (a ``Literal`` in every concrete Event)."""

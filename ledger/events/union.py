@@ -33,7 +33,7 @@ from evoledger.ledger.events.submissions import (
     SubmissionRejected,
 )
 from evoledger.ledger.records import Visibility
-from pydantic import Field, TypeAdapter
+from pydantic import ConfigDict, Field, TypeAdapter
 
 __all__ = [
     "EVENT_ADAPTER",
@@ -74,7 +74,7 @@ Event = Annotated[
 ]
 """Any Event, discriminated by ``kind``."""
 
-EVENT_ADAPTER: Final[TypeAdapter[Event]] = TypeAdapter(Event)
+EVENT_ADAPTER: Final[TypeAdapter[Event]] = TypeAdapter(Event, config=ConfigDict(defer_build=True))
 """Validates a full Event (``kind`` included) from Python data or JSON."""
 
 

@@ -149,7 +149,7 @@ def test_rejection_carries_code_message_and_retryable() -> None:
         "3 units left, 4 requested",
         True,
     )
-    assert rejection.body().model_dump() == {
+    assert rejection.body()._asdict() == {
         "code": "budget_exhausted",
         "message": "3 units left, 4 requested",
         "retryable": True,
