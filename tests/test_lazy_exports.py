@@ -50,7 +50,7 @@ def test_what_mypy_sees_is_what_is_loaded(package: str) -> None:
     module = importlib.import_module(package)
     declared = _type_checking_imports(package)
     lazy = dict(module._LAZY)
-    submodules = getattr(module, "_SUBMODULES", frozenset())
+    submodules: frozenset[str] = getattr(module, "_SUBMODULES", frozenset())
     assert {n: m for n, m in declared.items() if n not in submodules} == lazy
     assert set(lazy) | set(submodules) <= set(module.__all__)
     for name, source in lazy.items():

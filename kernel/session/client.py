@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final, NoReturn
 
-from evoledger.kernel.session.frames import SESSION_MAX_FRAME, FRAME_HEADER, encode_frame
+from evoledger.kernel.session.frames import FRAME_HEADER, SESSION_MAX_FRAME, encode_frame
 from evoledger.kernel.session.rejections import HostRejection, SessionUnavailable
 from evoledger.kernel.session.selectors import SelectorError, parse_selector
 from evoledger.kernel.session.wire import PROTOCOL, SOCKET_ENV, WORKSPACE_ENV, OkResponse, decode_response
