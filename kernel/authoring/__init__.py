@@ -5,7 +5,16 @@ A Benchmark implements :class:`Benchmark`; its Environments implement :class:`En
 conformance. Benchmarks register themselves by name through :mod:`evoledger.kernel.registry`.
 """
 
-from evoledger.kernel.authoring.benchmark import Benchmark, BenchmarkSpec, ScoreDirection, parameters_digest, score_of
+from evoledger.kernel.authoring.benchmark import (
+    Benchmark,
+    BenchmarkPrograms,
+    BenchmarkSpec,
+    ScoreDirection,
+    benchmark_programs,
+    parameters_digest,
+    score_of,
+    starting_program,
+)
 from evoledger.kernel.authoring.conformance import (
     CONFORMANCE_CODES,
     ConformanceError,
@@ -42,6 +51,7 @@ __all__ = [
     "SPLITS",
     "Artifact",
     "Benchmark",
+    "BenchmarkPrograms",
     "BenchmarkSpec",
     "ConformanceError",
     "ConformanceProblem",
@@ -59,6 +69,7 @@ __all__ = [
     "Split",
     "Step",
     "Trajectory",
+    "benchmark_programs",
     "check_benchmark",
     "check_episode_request",
     "derive_seed",
@@ -66,4 +77,5 @@ __all__ = [
     "parameters_digest",
     "score_episodes",
     "score_of",
+    "starting_program",
 ]

@@ -5,11 +5,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
+from evoledger.kernel.authoring import starting_program
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import ISOLATION_HELP, echo_json, isolation_choice, parse_config_pairs
 from evoledger.kernel.evaluation import EpisodeResult, EvaluationConfig, EvaluationResult, evaluate
 from evoledger.kernel.execution import PolicyLimits, resolve_isolation
-from evoledger.kernel.programs import packaged_program
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
@@ -68,8 +68,8 @@ def evaluate_command(
 ) -> None:
     """Evaluate the Policy Program in PROGRAM_DIR on a Benchmark and record every Episode.
 
-    PROGRAM_DIR defaults to the Benchmark's packaged baseline Program. A record kept with --record-to is signed
-    (--signing-key, default: your key).
+    PROGRAM_DIR defaults to the Benchmark's starting Program (the one 'evoledger run' starts from). A record kept
+    with --record-to is signed (--signing-key, default: your key).
 
     \b
     Examples:
@@ -77,7 +77,7 @@ def evaluate_command(
       evoledger evaluate my_program/ -b frozen-lake --set map_name=8x8 -n 100 -w 2 --record-to runs/fl8
     """
     default_registry().factory(benchmark)  # an unknown name fails here, with a suggestion
-    program = program_dir if program_dir is not None else packaged_program(f"{benchmark}-baseline")
+    program = program_dir or starting_program(default_registry().make(benchmark, parse_config_pairs(settings)))
     limits = PolicyLimits() if act_timeout is None else PolicyLimits(act_timeout_seconds=act_timeout)
     chosen = resolve_isolation(isolation)  # ConfigError (with the install hint) for an unusable bwrap
     config = EvaluationConfig(
