@@ -213,7 +213,7 @@ class HillClimber:
         return step.params, format_range(step.start, step.stop), step.why
 
     def candidates(self, limits: SessionLimits) -> list[str]:
-        """The submissions to finish with, best first: the search's finalists, then Feedback it did not make."""
+        """The submissions to finish with, best first: the search's finalists and Feedback it did not make."""
         search = self.search(limits)
         by_params: dict[str, str] = {}
         for entry in self.history:
@@ -225,10 +225,9 @@ class HillClimber:
         if not ranked:  # nothing on the screening block (a tiny pool or budget): rank what was submitted
             ranked = [(e.score, e.submission_id) for e in self.history if e.params is not None]
         ranked += [(e.score, e.submission_id) for e in self.history if e.params is None]
-        scored = [(s, sid) for s, sid in ranked if s is not None]
         sign = 1.0 if limits.maximize else -1.0
-        order = sorted(range(len(scored)), key=lambda i: (-sign * scored[i][0], i))
-        return [scored[i][1] for i in order][: limits.max_candidates]
+        scored = sorted((-sign * s, sid) for s, sid in ranked if s is not None)  # earlier submission first on ties
+        return [sid for _, sid in scored][: limits.max_candidates]
 
     # -- loop -------------------------------------------------------------------------------------------------
 

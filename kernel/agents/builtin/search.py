@@ -15,7 +15,7 @@ step relative to its size that grows after progress and shrinks otherwise (the 1
 
 **Confirming and stopping.** When the Benchmark declares a target score, a candidate whose screening reaches it is
 confirmed at once, and the search stops as soon as :attr:`Search.wanted` confirmed candidates reach it. Otherwise
-the search keeps enough budget to confirm its best screened candidates at the end.
+the search keeps enough budget (at most half of it) to confirm its best screened candidates at the end.
 """
 
 from __future__ import annotations
@@ -104,6 +104,8 @@ class Search:
     target: float | None = None
     wanted: int = 2
     candidates: list[Candidate] = field(default_factory=list)
+    spent: int = 0
+    """Episodes the observed evaluations used."""
 
     @property
     def screen_block(self) -> tuple[int, int]:
@@ -119,6 +121,7 @@ class Search:
     def observe(self, evaluations: Sequence[Evaluation]) -> None:
         """Rebuild the candidates from every evaluation so far (evaluations on other indices are ignored)."""
         self.candidates = []
+        self.spent = sum(max(0, ev.stop - ev.start) for ev in evaluations)
         by_key: dict[tuple[tuple[str, float], ...], Candidate] = {}
         for ev in evaluations:
             key = _key(ev.params)
@@ -223,7 +226,10 @@ class Search:
                 return Step("submit", dict(c.params), confirm_start, confirm_stop, f"confirming candidate {c.number}")
         confirmed = sum(c.confirmed for c in self.candidates)
         owed = max(0, self.wanted - confirmed) if confirm_n > 0 else 0
-        if budget_left - screen_n >= owed * confirm_n and submissions_left - 1 >= owed:
+        reserve = min(owed * confirm_n, (budget_left + self.spent) // 2)  # a small budget is mostly for exploring
+        if budget_left < confirm_n:
+            reserve = 0  # too little left to confirm anything: explore with the rest
+        if budget_left - screen_n >= reserve and submissions_left - 1 >= owed:
             return self._proposal()
         for c in self.ranked():  # out of room to explore: confirm the best screened candidates
             if not c.confirmed and owed > 0 and can_confirm and c.screen is not None:

@@ -43,8 +43,8 @@ class FamilyPolicy:
             flat = spaces.flatten_space(self.observation_space)
             low, high = flat.low.astype(np.float64), flat.high.astype(np.float64)
             bounded = np.isfinite(low) & np.isfinite(high) & (high > low)
-            self.center = np.where(bounded, (low + high) / 2, 0.0)
-            self.half = np.where(bounded, (high - low) / 2, 1.0)
+            low, high = np.where(bounded, low, -1.0), np.where(bounded, high, 1.0)  # unbounded: left as it is
+            self.center, self.half = (low + high) / 2, (high - low) / 2
             d = int(flat.shape[0])
             self.weights = np.array([[params.get(f"w{o}_{i}", 0.0) for i in range(d)] for o in range(outputs)])
             self.bias = np.array([params.get(f"b{o}", 0.0) for o in range(outputs)])
@@ -65,8 +65,9 @@ class FamilyPolicy:
             return int(space.start) + int(np.argmax(values))
         low, high = space.low.astype(np.float64).reshape(-1), space.high.astype(np.float64).reshape(-1)
         finite = np.isfinite(low) & np.isfinite(high)
-        squashed = np.where(finite, low + (np.tanh(values) + 1.0) / 2.0 * (high - low), values)
-        return np.clip(squashed, low, high).reshape(space.shape).astype(space.dtype)
+        span_low, span_high = np.where(finite, low, -1.0), np.where(finite, high, 1.0)
+        squashed = span_low + (np.tanh(values) + 1.0) / 2.0 * (span_high - span_low)
+        return np.clip(np.where(finite, squashed, values), low, high).reshape(space.shape).astype(space.dtype)
 
 
 def make_policy(context: Any) -> FamilyPolicy:
