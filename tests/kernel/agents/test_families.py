@@ -87,5 +87,7 @@ def test_zero_parameters_pick_the_first_action_and_the_middle_of_a_box(tmp_path:
 
 
 def test_no_family_for_an_action_space_it_cannot_produce() -> None:
-    assert family_for({"observation_space": {"type": "Discrete", "n": 2}, "action_space": {"type": "MultiBinary"}}) is None
+    assert (
+        family_for({"observation_space": {"type": "Discrete", "n": 2}, "action_space": {"type": "MultiBinary"}}) is None
+    )
     assert family_for(None) is None

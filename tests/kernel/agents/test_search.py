@@ -24,7 +24,9 @@ def _drive(search: Search, objective: Objective, budget: int, submissions: int =
             return steps
         assert step.params is not None
         steps.append(step)
-        evaluations.append(Evaluation(step.params, step.start, step.stop, objective(step.params, step.start, step.stop)))
+        evaluations.append(
+            Evaluation(step.params, step.start, step.stop, objective(step.params, step.start, step.stop))
+        )
 
 
 def _search(**options: object) -> Search:
@@ -96,3 +98,12 @@ def test_evaluations_off_the_blocks_are_ignored() -> None:
     assert search.candidates == []
     assert search.spent == 5
     assert search.next_step(10, 10).why == "the initial Program"
+
+
+def test_proposals_do_not_depend_on_the_order_of_the_keys() -> None:
+    forward = _search(initial={"a": 0.0, "b": 1.0})
+    backward = _search(initial={"b": 1.0, "a": 0.0})
+    first = [s.params for s in _drive(forward, lambda p, a, b: -abs(p["a"] - p["b"]), budget=20)]
+    second = [s.params for s in _drive(backward, lambda p, a, b: -abs(p["a"] - p["b"]), budget=20)]
+    assert first == second
+    assert len(first) > 2

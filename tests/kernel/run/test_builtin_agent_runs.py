@@ -25,19 +25,17 @@ def run_root() -> Iterator[Path]:
     shutil.rmtree(root, ignore_errors=True)
 
 
-def test_the_default_run_solves_cartpole_through_the_cli(run_root: Path) -> None:
-    """``evoledger run`` with its defaults: the built-in Agent reaches Gymnasium's threshold (475) in Assessment."""
+def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     bin_dir = Path(sys.executable).parent  # evoledger-session, as the README's install puts it on PATH
     env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
-    done = subprocess.run(
-        [*CLI, "run", "--seed", "1", "--record-to", str(run_root / "cp")],
-        cwd=run_root,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
+    done = subprocess.run([*CLI, *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
+    return done
+
+
+def test_the_default_run_solves_cartpole_through_the_cli(run_root: Path) -> None:
+    """``evoledger run`` with its defaults: the built-in Agent reaches Gymnasium's threshold (475) in Assessment."""
+    _cli("run", "--seed", "1", "--record-to", str(run_root / "cp"), cwd=run_root)
     report = json.loads((run_root / "cp" / "host" / "report.json").read_text(encoding="utf-8"))
     log = (run_root / "cp" / "host" / "agent-1" / "stdout.log").read_text(encoding="utf-8")
     assert report["reason"] == "finished", log
@@ -65,3 +63,14 @@ def test_a_short_hill_climb_run_finishes_with_a_selected_candidate_on_every_benc
     assert result.selected is not None, log
     assert result.assessment_score is not None
     assert "tuning the" in log  # a Benchmark's own tunable Program or a generic family, and the log says which
+
+
+def test_a_configured_benchmark_starts_from_its_own_program_through_the_cli(run_root: Path) -> None:
+    """The Benchmark carries its Programs: a ``--set`` variant and a toy Benchmark need no name lookup."""
+    small = ("--episode-budget", "4", "--validation-episodes", "1", "--assessment-episodes", "1", "--seed", "2")
+    _cli("run", "frozen-lake", "--set", "map_name=8x8", *small, "--record-to", str(run_root / "fl"), cwd=run_root)
+    report = json.loads((run_root / "fl" / "host" / "report.json").read_text(encoding="utf-8"))
+    assert report["reason"] == "finished"
+    assert report["selected"] is not None
+    done = _cli("evaluate", "--benchmark", "toy-counter", "--episodes", "2", "--json", cwd=run_root)
+    assert [e["status"] for e in json.loads(done.stdout)["episodes"]] == ["ok", "ok"]

@@ -40,7 +40,7 @@ class FamilyPolicy:
             self.table = np.array([[params.get(f"q{s}_{a}", 0.0) for a in range(outputs)] for s in range(n)])
         else:
             self.tabular = False
-            flat = spaces.flatten_space(self.observation_space)
+            flat: Any = spaces.flatten_space(self.observation_space)  # a Box for every space a Benchmark offers
             low, high = flat.low.astype(np.float64), flat.high.astype(np.float64)
             bounded = np.isfinite(low) & np.isfinite(high) & (high > low)
             low, high = np.where(bounded, low, -1.0), np.where(bounded, high, 1.0)  # unbounded: left as it is
