@@ -149,12 +149,10 @@ class Search:
         """Its mean score over every Episode it was scored on (screening and confirmation, weighted by size)."""
         screen_n = self.screen_block[1] - self.screen_block[0]
         confirm_n = self.confirm_block[1] - self.confirm_block[0]
-        if candidate.screen is None or (candidate.confirmed and candidate.confirm is None):
-            return None
-        if not candidate.confirmed or confirm_n == 0:
-            return candidate.screen
-        assert candidate.confirm is not None
-        return (candidate.screen * screen_n + candidate.confirm * confirm_n) / (screen_n + confirm_n)
+        screen, confirm = candidate.screen, candidate.confirm
+        if screen is None or not candidate.confirmed or confirm_n == 0:
+            return screen
+        return None if confirm is None else (screen * screen_n + confirm * confirm_n) / (screen_n + confirm_n)
 
     def ranked(self) -> list[Candidate]:
         """Candidates best first: confirmed ones before the others, then by their mean; earlier first on ties."""
