@@ -34,13 +34,14 @@ from pathlib import Path
 from typing import Any
 
 import orjson
+from evoledger.kernel.authoring import starting_program
 from evoledger.kernel.registry import BenchmarkRef, resolve_benchmark
 from evoledger.kernel.replay import ProjectionRebuild, open_record, replay
 from evoledger.kernel.replay.log_pass import fold_log
 from evoledger.kernel.run import AssessmentConfig, RunConfig, RunLayout, ValidationConfig
 from evoledger.kernel.run.judging import CandidateResult, rank_candidates, select
 from evoledger.kernel.run.runner import summarize
-from evoledger.kernel.run.setup import default_initial_program, plan_run, planned_events, run_key_for
+from evoledger.kernel.run.setup import plan_run, planned_events, run_key_for
 from evoledger.ledger.canonical import canonical_json
 from evoledger.ledger.events import (
     AgentExited,
@@ -98,7 +99,7 @@ def _trajectory(i: int) -> bytes:
 
 
 def _programs(root: Path, ledger: Ledger) -> list[ProgramSnapshotted]:
-    source = default_initial_program("cartpole")
+    source = starting_program(resolve_benchmark(RunConfig().benchmark))
     events: list[ProgramSnapshotted] = []
     for k in range(_PROGRAMS):
         folder = root / f"program-{k}"
@@ -175,7 +176,7 @@ class _Builder:
             *planned_events(self.plan),
         )
         self.snapshots = _programs(self.root / "programs", self.ledger)
-        initial = snapshot_program(default_initial_program("cartpole"), self.ledger.objects)
+        initial = snapshot_program(starting_program(self.benchmark), self.ledger.objects)
         self.emit(initial.to_event("initial"))
         self.emit(AgentStarted(agent="hill-climb", command=["python", "-m", "agent"], pid=4242))
 

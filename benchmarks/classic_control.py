@@ -21,6 +21,7 @@ from __future__ import annotations
 from typing import Any, Final
 
 import numpy as np
+from evoledger.benchmarks._shipped import shipped
 from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymTask
 from evoledger.kernel.authoring import EpisodeRecord
 from pydantic import Field
@@ -76,6 +77,7 @@ def make_cartpole(**config: Any) -> CartPole:
     return CartPole(
         GymTask(
             benchmark_id="cartpole",
+            programs=shipped("cartpole", tunable="cartpole-linear"),
             gymnasium_id="CartPole-v1",
             description=(
                 "Balance a pole on a moving cart (gymnasium CartPole-v1). Observation: [cart position, cart "
@@ -116,6 +118,7 @@ def make_acrobot(**config: Any) -> Acrobot:
     return Acrobot(
         GymTask(
             benchmark_id="acrobot",
+            programs=shipped("acrobot"),
             gymnasium_id="Acrobot-v1",
             description=(
                 "Swing a two-link pendulum so its tip rises one link length above the bar (gymnasium Acrobot-v1). "
@@ -154,6 +157,7 @@ def make_mountain_car(**config: Any) -> MountainCar:
     return MountainCar(
         GymTask(
             benchmark_id="mountain-car",
+            programs=shipped("mountain-car", tunable="mountain-car-linear"),
             gymnasium_id="MountainCar-v0",
             description=(
                 "Drive an under-powered car up the right hill to the flag at position 0.5 (gymnasium "
@@ -179,6 +183,7 @@ def make_mountain_car_continuous(**config: Any) -> MountainCar:
     return MountainCar(
         GymTask(
             benchmark_id="mountain-car-continuous",
+            programs=shipped("mountain-car-continuous"),
             gymnasium_id="MountainCarContinuous-v0",
             description=(
                 "Drive an under-powered car up the right hill to the flag at position 0.45 (gymnasium "
@@ -227,6 +232,7 @@ def make_pendulum(**config: Any) -> Pendulum:
     return Pendulum(
         GymTask(
             benchmark_id="pendulum",
+            programs=shipped("pendulum", tunable="pendulum-linear"),
             gymnasium_id="Pendulum-v1",
             description=(
                 "Swing a pendulum upright and hold it there (gymnasium Pendulum-v1, gravity g = "

@@ -26,6 +26,7 @@ import gymnasium as gym
 import numpy as np
 from evoledger.benchmarks.feedback_summary import mean_return_rule, summarize_episodes
 from evoledger.kernel.authoring import (
+    BenchmarkPrograms,
     BenchmarkSpec,
     EpisodeRecord,
     EpisodeSpec,
@@ -74,7 +75,7 @@ class GymTask:
 
     ``env_kwargs`` go to ``gymnasium.make``; together with ``public_parameters`` (extra public facts such as a
     map) and the step limit they form ``spec.environment_parameters`` and therefore its digest. Everything here
-    is public: the Policy and the Agent may see it.
+    is public: the Policy and the Agent may see it. ``programs`` are the Policy Programs the Benchmark ships.
     """
 
     benchmark_id: str
@@ -87,6 +88,7 @@ class GymTask:
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)
     public_parameters: Mapping[str, Any] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
+    programs: BenchmarkPrograms | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_episode_steps <= MAX_EPISODE_STEPS_LIMIT:
@@ -212,6 +214,11 @@ class GymBenchmark:
     def spec(self) -> BenchmarkSpec:
         """The public description (spaces as JSON, parameters, score)."""
         return self._spec
+
+    @property
+    def programs(self) -> BenchmarkPrograms | None:
+        """The Policy Programs this Benchmark ships (a Run starts from one of them)."""
+        return self._task.programs
 
     @property
     def observation_space(self) -> spaces.Space[Any]:

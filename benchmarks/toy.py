@@ -31,8 +31,10 @@ from collections.abc import Sequence
 from typing import Any, Final
 
 import numpy as np
+from evoledger.benchmarks._shipped import PROGRAMS_DIR
 from evoledger.kernel.authoring import (
     Artifact,
+    BenchmarkPrograms,
     BenchmarkSpec,
     EpisodeRecord,
     EpisodeSpec,
@@ -245,6 +247,11 @@ class ToyBenchmark:
     @property
     def spec(self) -> BenchmarkSpec:
         return self._spec
+
+    @property
+    def programs(self) -> BenchmarkPrograms:
+        """A random baseline for every toy Benchmark; the built-in hill-climb Agent brings its own tunable family."""
+        return BenchmarkPrograms(baseline=PROGRAMS_DIR / "toy-random")
 
     @property
     def observation_space(self) -> spaces.Space[Any]:

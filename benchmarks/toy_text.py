@@ -22,6 +22,7 @@ from __future__ import annotations
 
 from typing import Any, Final, Literal
 
+from evoledger.benchmarks._shipped import shipped
 from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymTask
 from evoledger.kernel.authoring import EpisodeRecord
 from pydantic import Field
@@ -106,6 +107,7 @@ def make_blackjack(**config: Any) -> Blackjack:
     return Blackjack(
         GymTask(
             benchmark_id="blackjack",
+            programs=shipped("blackjack"),
             gymnasium_id="Blackjack-v1",
             description=(
                 "Play one hand of Blackjack against the dealer per Episode (gymnasium Blackjack-v1, "
@@ -151,6 +153,7 @@ def make_cliff_walking(**config: Any) -> CliffWalking:
     return CliffWalking(
         GymTask(
             benchmark_id="cliff-walking",
+            programs=shipped("cliff-walking"),
             gymnasium_id="CliffWalking-v1",
             description=(
                 "Walk from the bottom-left to the bottom-right corner of a 4x12 grid without stepping into the "
@@ -210,6 +213,7 @@ def _frozen_lake(benchmark_id: str, map_name: str, is_slippery: bool, max_episod
         GymTask(
             benchmark_id=benchmark_id,
             gymnasium_id="FrozenLake-v1",
+            programs=shipped("frozen-lake"),  # its Programs read the map: one family serves every size
             description=(
                 f"Cross a frozen lake from S to G without falling into a hole H (gymnasium FrozenLake-v1, "
                 f"{map_name} map, is_slippery={is_slippery}; the map is in environment_parameters['map']). "
@@ -275,6 +279,7 @@ def make_taxi(**config: Any) -> Taxi:
     return Taxi(
         GymTask(
             benchmark_id="taxi",
+            programs=shipped("taxi"),
             gymnasium_id="Taxi-v4",
             description=(
                 "Drive a taxi on a 5x5 grid with walls (environment_parameters['map']) to the passenger, pick them "

@@ -246,14 +246,15 @@ class CommandAgent:
 class BuiltinAgent:
     """An offline agent shipped with evoledger, run as ``python -u -m <module>`` like any other Agent process.
 
-    It needs no network and no credentials; ``seed`` reaches it as ``$EVOLEDGER_AGENT_SEED``.
+    It needs no network and no credentials; ``seed`` reaches it as ``$EVOLEDGER_AGENT_SEED``. It inherits
+    ``PYTHONPATH`` so that it (and the ``evoledger-session`` it runs) imports the same evoledger as the Host.
     """
 
     name: str
     module: str
     seed: int = 0
     python: str = field(default=sys.executable)
-    env_allowlist: frozenset[str] = frozenset()
+    env_allowlist: frozenset[str] = frozenset({"PYTHONPATH"})
     needs_network: bool = False
     state_paths: tuple[str, ...] = ()
 

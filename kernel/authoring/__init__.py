@@ -16,10 +16,13 @@ from typing import TYPE_CHECKING, Final
 if TYPE_CHECKING:
     from evoledger.kernel.authoring.benchmark import (
         Benchmark,
+        BenchmarkPrograms,
         BenchmarkSpec,
         ScoreDirection,
+        benchmark_programs,
         parameters_digest,
         score_of,
+        starting_program,
     )
     from evoledger.kernel.authoring.conformance import (
         CONFORMANCE_CODES,
@@ -57,6 +60,7 @@ __all__ = [
     "SPLITS",
     "Artifact",
     "Benchmark",
+    "BenchmarkPrograms",
     "BenchmarkSpec",
     "ConformanceError",
     "ConformanceProblem",
@@ -74,6 +78,7 @@ __all__ = [
     "Split",
     "Step",
     "Trajectory",
+    "benchmark_programs",
     "check_benchmark",
     "check_episode_request",
     "derive_seed",
@@ -81,10 +86,14 @@ __all__ = [
     "parameters_digest",
     "score_episodes",
     "score_of",
+    "starting_program",
 ]
 
 _LAZY: Final = {
     "Benchmark": "evoledger.kernel.authoring.benchmark",
+    "BenchmarkPrograms": "evoledger.kernel.authoring.benchmark",
+    "benchmark_programs": "evoledger.kernel.authoring.benchmark",
+    "starting_program": "evoledger.kernel.authoring.benchmark",
     "BenchmarkSpec": "evoledger.kernel.authoring.benchmark",
     "ScoreDirection": "evoledger.kernel.authoring.benchmark",
     "parameters_digest": "evoledger.kernel.authoring.benchmark",

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import click
+from evoledger.kernel.authoring import starting_program
 from evoledger.kernel.cli.config_options import (
     POLICY_LIMIT_FLAGS,
     config_option_decorator,
@@ -18,7 +19,6 @@ from evoledger.kernel.cli.options import echo_json, parse_config_pairs
 from evoledger.kernel.cli.progress import bar, note, step, verbosity_options
 from evoledger.kernel.evaluation import EpisodeResult, EvaluationConfig, EvaluationResult, evaluate
 from evoledger.kernel.execution import LocalExecutor, resolve_isolation
-from evoledger.kernel.packaged_program_lookup import packaged_program
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 from rich.console import Console
 from rich.table import Table
@@ -69,8 +69,8 @@ def evaluate_command(
 ) -> None:
     """Evaluate the Policy Program in PROGRAM_DIR on a Benchmark and record every Episode.
 
-    PROGRAM_DIR defaults to the Benchmark's packaged baseline Program. A record kept with --record-to is signed
-    (--signing-key, default: your key).
+    PROGRAM_DIR defaults to the Benchmark's starting Program (the one 'evoledger run' starts from). A record kept
+    with --record-to is signed (--signing-key, default: your key).
 
     \b
     Examples:
@@ -86,7 +86,7 @@ def evaluate_command(
         LocalExecutor(ref, workers=config.workers, isolation=config.isolation, wait_until_ready=False)
     )
     default_registry().factory(benchmark)  # an unknown name fails here, with a suggestion
-    program = program_dir if program_dir is not None else packaged_program(f"{benchmark}-baseline")
+    program = program_dir or starting_program(default_registry().make(benchmark, parse_config_pairs(settings)))
     key = resolve_signing_key(signing_key) if record_to is not None else None
     console = Console(stderr=True)
     if not as_json:  # JSON output stays one document; the record keeps the isolation used

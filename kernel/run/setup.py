@@ -16,9 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evoledger import __version__
-from evoledger.kernel.authoring import Benchmark
+from evoledger.kernel.authoring import Benchmark, starting_program
 from evoledger.kernel.authoring.keyed_seeds import new_run_key, run_key_from_seed
-from evoledger.kernel.packaged_program_lookup import packaged_program, packaged_programs
 from evoledger.kernel.planning import PlannedEpisode, plan_commitment, plan_episodes, secret_seeds
 from evoledger.kernel.registry import BenchmarkRegistry, default_registry
 from evoledger.kernel.run.config import RunConfig
@@ -34,7 +33,6 @@ __all__ = [
     "CreatedRun",
     "RunPlan",
     "create_run",
-    "default_initial_program",
     "plan_run",
     "planned_events",
     "recorded_run_key",
@@ -94,13 +92,6 @@ def plan_run(benchmark: Benchmark, config: RunConfig, key: bytes) -> RunPlan:
     )
 
 
-def default_initial_program(benchmark_name: str) -> Path:
-    """The packaged starting Program: ``<name>-linear`` (tunable parameters) if shipped, else the baseline."""
-    if f"{benchmark_name}-linear" in packaged_programs():
-        return packaged_program(f"{benchmark_name}-linear")
-    return packaged_program(f"{benchmark_name}-baseline")
-
-
 def _run_id(root: Path) -> str:
     name = re.sub(r"[^A-Za-z0-9._-]", "-", root.resolve().name).lstrip("-._") or "run"
     return name[:128]
@@ -145,7 +136,7 @@ def create_run(
     spec = benchmark.spec
     key = run_key_for(config, random_bytes)
     plan = plan_run(benchmark, config, key)
-    source = initial_program or default_initial_program(config.benchmark.name)
+    source = initial_program or starting_program(benchmark)
     fresh = not layout.root.exists()
     layout.root.mkdir(parents=True, exist_ok=True)
     ledger = Ledger.create(layout.root)

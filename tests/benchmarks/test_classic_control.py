@@ -5,14 +5,14 @@ from __future__ import annotations
 import csv
 import io
 import json
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pytest
 from evoledger.benchmarks.classic_control import PENDULUM_MAX_STEP_COST, make_cartpole, make_pendulum
 from evoledger.benchmarks.feedback_summary import MAX_FAILURE_CHARS
-from evoledger.benchmarks.packaged_programs import baseline_program, heuristic_program
-from evoledger.kernel.authoring import EpisodeRecord, InvalidAction, parameters_digest
+from evoledger.kernel.authoring import EpisodeRecord, InvalidAction, benchmark_programs, parameters_digest
 from evoledger.kernel.registry import default_registry
 from evoledger.ledger.errors import ConfigError, InfraError, InputError
 
@@ -24,6 +24,12 @@ CLASSIC = {
     "mountain-car-continuous": ("MountainCarContinuous-v0", 999, -99.9),
     "pendulum": ("Pendulum-v1", 200, round(-PENDULUM_MAX_STEP_COST * 200, 6)),
 }
+
+
+def _heuristic(benchmark: Any) -> Path:
+    path = benchmark_programs(benchmark).heuristic
+    assert path is not None, benchmark.spec.id
+    return path
 
 
 @pytest.mark.parametrize("name", sorted(CLASSIC))
@@ -177,8 +183,8 @@ def test_step_before_reset_or_after_the_end_is_an_infra_error_and_close_is_idemp
 @pytest.mark.parametrize(("name", "count"), [(n, 10) for n in sorted(CLASSIC)])
 def test_heuristic_program_beats_the_baseline(name: str, count: int, play_program: Any) -> None:
     benchmark = default_registry().make(name)
-    baseline = benchmark.feedback(play_program(benchmark, baseline_program(name), count=count))
-    heuristic = benchmark.feedback(play_program(benchmark, heuristic_program(name), count=count))
+    baseline = benchmark.feedback(play_program(benchmark, benchmark_programs(benchmark).baseline, count=count))
+    heuristic = benchmark.feedback(play_program(benchmark, _heuristic(benchmark), count=count))
     assert baseline.score is not None
     assert heuristic.score is not None
     assert heuristic.score > baseline.score
@@ -187,8 +193,8 @@ def test_heuristic_program_beats_the_baseline(name: str, count: int, play_progra
 
 def test_cartpole_feedback_counts_outcomes_scores_failures_as_zero_and_leaves_infra_out(play_program: Any) -> None:
     benchmark = make_cartpole()
-    good = play_program(benchmark, heuristic_program("cartpole"), count=2)
-    bad = play_program(benchmark, baseline_program("cartpole"), count=1)
+    good = play_program(benchmark, _heuristic(benchmark), count=2)
+    bad = play_program(benchmark, benchmark_programs(benchmark).baseline, count=1)
     failed = EpisodeRecord(
         "train",
         7,
@@ -249,10 +255,10 @@ def test_feedback_without_any_policy_run_has_no_score() -> None:
 
 def test_mountain_car_and_pendulum_notes_come_from_the_trajectory(play_program: Any) -> None:
     car = default_registry().make("mountain-car")
-    content = car.feedback(play_program(car, heuristic_program("mountain-car"), count=3)).content
+    content = car.feedback(play_program(car, _heuristic(car), count=3)).content
     assert content["outcome_counts"] == {"reached_goal": 3}
     assert content["notes"]["max_position"]["min"] >= 0.5
     pendulum = make_pendulum()
-    content = pendulum.feedback(play_program(pendulum, heuristic_program("pendulum"), count=3)).content
+    content = pendulum.feedback(play_program(pendulum, _heuristic(pendulum), count=3)).content
     assert content["outcome_counts"].get("upright_at_end", 0) == 3
     assert content["notes"]["upright_steps"]["min"] > 100

@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import pytest
-from evoledger.benchmarks.packaged_programs import (
-    baseline_program,
-    heuristic_program,
-    packaged_program,
-    packaged_program_names,
-)
 from evoledger.benchmarks.toy_text import (
     FROZEN_LAKE_MAPS,
     make_blackjack,
@@ -19,9 +14,9 @@ from evoledger.benchmarks.toy_text import (
     make_frozen_lake_8x8,
     make_taxi,
 )
-from evoledger.kernel.authoring import EpisodeRecord, InvalidAction, Trajectory
+from evoledger.kernel.authoring import EpisodeRecord, InvalidAction, Trajectory, benchmark_programs
 from evoledger.kernel.registry import default_registry
-from evoledger.ledger.errors import ConfigError, UnknownNameError
+from evoledger.ledger.errors import ConfigError
 
 TOY = {
     # name: (gymnasium id, default max steps, primary metric, failure return)
@@ -31,6 +26,12 @@ TOY = {
     "frozen-lake-8x8": ("FrozenLake-v1", 200, "success_rate", 0.0),
     "taxi": ("Taxi-v4", 200, "mean_return", -2000.0),
 }
+
+
+def _heuristic(benchmark: Any) -> Path:
+    path = benchmark_programs(benchmark).heuristic
+    assert path is not None, benchmark.spec.id
+    return path
 
 
 @pytest.mark.parametrize("name", sorted(TOY))
@@ -210,8 +211,8 @@ def _record(steps: list[Any], first: Any, actions: list[Any], index: int = 0) ->
 )
 def test_heuristic_program_beats_the_baseline(name: str, config: dict[str, Any], count: int, play_program: Any) -> None:
     benchmark = default_registry().make(name, config)
-    baseline = benchmark.feedback(play_program(benchmark, baseline_program(name), count=count))
-    heuristic = benchmark.feedback(play_program(benchmark, heuristic_program(name), count=count))
+    baseline = benchmark.feedback(play_program(benchmark, benchmark_programs(benchmark).baseline, count=count))
+    heuristic = benchmark.feedback(play_program(benchmark, _heuristic(benchmark), count=count))
     assert baseline.score is not None
     assert heuristic.score is not None
     assert heuristic.score > baseline.score
@@ -219,23 +220,21 @@ def test_heuristic_program_beats_the_baseline(name: str, config: dict[str, Any],
 
 def test_heuristics_solve_the_deterministic_variants(play_program: Any) -> None:
     cliff = make_cliff_walking()
-    assert cliff.feedback(play_program(cliff, heuristic_program("cliff-walking"), count=3)).score == -13.0
+    assert cliff.feedback(play_program(cliff, _heuristic(cliff), count=3)).score == -13.0
     lake = make_frozen_lake_8x8(is_slippery=False)
-    assert lake.feedback(play_program(lake, heuristic_program("frozen-lake-8x8"), count=3)).score == 1.0
+    assert lake.feedback(play_program(lake, _heuristic(lake), count=3)).score == 1.0
 
 
-def test_packaged_programs_are_plain_directories_for_every_benchmark() -> None:
-    names = packaged_program_names()
+def test_every_gymnasium_benchmark_carries_its_programs_as_plain_directories() -> None:
     for name in [*TOY, "cartpole", "acrobot", "mountain-car", "mountain-car-continuous", "pendulum"]:
-        for path in (baseline_program(name), heuristic_program(name)):
+        programs = benchmark_programs(default_registry().make(name))
+        for path in (programs.baseline, programs.heuristic, programs.starting):
+            assert path is not None
             assert (path / "policy.py").is_file()
             assert not (path / "__init__.py").exists()
-            assert path.name in names
-    assert packaged_program("taxi-heuristic") == heuristic_program("taxi")
+        assert programs.starting == (programs.tunable or programs.baseline)
 
 
-def test_unknown_packaged_program_names_suggest_the_closest() -> None:
-    with pytest.raises(UnknownNameError, match="cartpole-heuristic"):
-        packaged_program("cartpole-heuristc")
-    with pytest.raises(UnknownNameError, match="frozen-lake"):
-        baseline_program("frozen-lak")
+def test_frozen_lake_starts_from_its_map_reading_programs_whatever_the_size() -> None:
+    small, large = make_frozen_lake(), make_frozen_lake(map_name="8x8")
+    assert benchmark_programs(small) == benchmark_programs(large) == benchmark_programs(make_frozen_lake_8x8())

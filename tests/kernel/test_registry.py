@@ -36,7 +36,7 @@ def test_packaged_benchmarks_are_listed_sorted() -> None:
     assert names == sorted(names)
     assert set(names) >= GYMNASIUM_NAMES
     assert "gym_adapter" not in names
-    assert "packaged_programs" not in names
+    assert "_shipped" not in names
 
 
 @pytest.mark.parametrize("name", sorted(GYMNASIUM_NAMES))

@@ -2,7 +2,8 @@
 
 The fake keeps its state in a JSON file, enforces the budget rules (budget, submissions, per-submission cap,
 pool range, strictly increasing selectors, ``require_budget_exhaustion``), writes Feedback into the workspace and
-scores ``program/params.json`` deterministically: ``-sum((p - target)^2)``. With ``scorer="cartpole"`` it instead
+scores ``program/params.json`` deterministically: ``-sum((p - target)^2)`` (``scorer="sum"``: the sum of the values, for
+any keys). With ``scorer="cartpole"`` it instead
 runs the submitted Program on gymnasium's CartPole (Episode ``i`` is seeded with ``i``) and scores the mean return.
 ``crash_after_submit = n`` makes it SIGKILL its caller (the agent) right after accepting submission ``n``.
 """
@@ -116,9 +117,11 @@ def main():
             if after > (subs_left - 1) * min(state["max_eps"], state["pool_size"]):
                 reject(state, "exhaustion_impossible", "budget could no longer be spent")
         program = workspace / args[1]
-        params = json.loads((program / "params.json").read_text())
+        params = json.loads((program / "params.json").read_text()) if (program / "params.json").exists() else {}
         if state["scorer"] == "cartpole":
             score = cartpole_score(program, indices)
+        elif state["scorer"] == "sum":
+            score = sum(params.values())
         else:
             score = -sum((params[k] - state["target"][k]) ** 2 for k in sorted(params))
         state["used"] += len(indices)
@@ -188,23 +191,37 @@ class FakeSession:
         return list(self.state()["submissions"])
 
     def parent_env(self) -> dict[str, str]:
-        return {
+        env = {
             "PATH": f"{self.bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
             "HOME": os.environ.get("HOME", str(self.root)),
             "SECRET_API_TOKEN": "must-not-leak",
         }
+        if "PYTHONPATH" in os.environ:  # the agent imports the evoledger under test
+            env["PYTHONPATH"] = os.environ["PYTHONPATH"]
+        return env
 
-    def run_agent(self, name: str, seed: int = 0, timeout: float = 120.0) -> AgentExit:
-        """Run a built-in agent as a real process under the supervisor and return how it ended."""
+    def run_agent(
+        self, name: str, seed: int = 0, timeout: float = 120.0, spec: dict[str, Any] | None = None
+    ) -> AgentExit:
+        """Run a built-in agent as a real process under the supervisor and return how it ended.
+
+        ``spec``: a Benchmark's public spec, handed over as a real Run does: as the JSON block of the task file.
+        """
         self.runs += 1
         module = {"baseline": "baseline", "hill-climb": "hill_climb"}[name]
         agent = BuiltinAgent(name=name, module=f"evoledger.kernel.agents.builtin.{module}", seed=seed)
+        task_file = self.root / "task.md"
+        task_file.write_text(f"# test task\n\n```json\n{json.dumps(spec or {}, indent=2)}\n```\n")
         task = AgentTask(task_text="# test task\n", workspace=self.workspace, timeout=timeout)
         supervisor = AgentSupervisor(
             agent,
             task,
             log_dir=self.root / f"logs-{self.runs}",
-            host_env={"EVOLEDGER_WORKSPACE": str(self.workspace), "EVOLEDGER_SESSION_SOCKET": str(self.root / "s")},
+            host_env={
+                "EVOLEDGER_WORKSPACE": str(self.workspace),
+                "EVOLEDGER_SESSION_SOCKET": str(self.root / "s"),
+                "EVOLEDGER_TASK_FILE": str(task_file),
+            },
             parent_env=self.parent_env(),
         )
         supervisor.start()

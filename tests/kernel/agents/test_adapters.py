@@ -134,7 +134,7 @@ def test_builtin_agent_runs_its_module_with_the_seed() -> None:
     command = agent.command(_task())
     assert command.argv == (sys.executable, "-u", "-m", "evoledger.kernel.agents.builtin.hill_climb")
     assert command.env == {"EVOLEDGER_AGENT_SEED": "11"}
-    assert agent.env_allowlist == frozenset()
+    assert agent.env_allowlist == frozenset({"PYTHONPATH"})  # it imports the same evoledger as the Host
     with pytest.raises(ConfigError, match="non-negative integer"):
         BuiltinAgent(name="x", module="m", seed=-1)
 

@@ -80,32 +80,43 @@ def test_baseline_reports_failure_when_nothing_can_be_submitted(fake_session: An
 # ---------------------------------------------------------------------------------------------- hill-climb
 
 
-def test_hill_climb_spends_the_budget_and_finishes_with_its_best(fake_session: Any) -> None:
+def test_hill_climb_screens_on_matched_episodes_and_finishes_with_its_confirmed_best(fake_session: Any) -> None:
     fake_session.configure(budget=40, pool_size=10, max_eps=5, max_candidates=2)
     exit_ = fake_session.run_agent("hill-climb", seed=3)
     log = exit_.stdout_path.read_text()
     assert exit_.exit_code == 0, log + exit_.stderr_path.read_text()
     calls = fake_session.calls()
-    submits = _submit_calls(calls)
-    # batches of PREFERRED_BATCH (3) until the last unit of budget: 13 x 3 + 1 = 40
-    assert submits == [["submit", "program", "--episodes", "0:3"]] * 13 + [["submit", "program", "--episodes", "0:1"]]
+    selectors = [c[3] for c in _submit_calls(calls)]
+    assert set(selectors) == {"0:2", "2:7"}  # screening on 0:2, confirmation on 2:7 (at most 5 per submission)
     assert calls.count(["status"]) == 1  # the submit replies carry the budget and submissions left
     subs = fake_session.submissions()
     assert subs[0]["params"] == {"a": 0.0, "b": 0.0, "c": 0.0}  # the initial Program goes first
-    assert len({json.dumps(s["params"], sort_keys=True) for s in subs}) == 14  # every later one is a new point
+    screened = [s for s in subs if s["indices"] == [0, 1]]
+    confirmed = [s for s in subs if s["indices"] == [2, 3, 4, 5, 6]]
+    assert len({json.dumps(s["params"], sort_keys=True) for s in screened}) == len(screened)  # always a new point
+    assert len(confirmed) == 2
     target = fake_session.state()["target"]
     assert max(s["score"] for s in subs) > _score(subs[0]["params"], target)  # it improved
-    best_two = _ranked(subs)[:2]
-    assert _finish_calls(calls) == [["finish", *best_two]]
-    best = next(s for s in subs if s["id"] == best_two[0])
+    best_screened = max(screened, key=lambda s: s["score"])
+    assert best_screened["params"] in [c["params"] for c in confirmed]  # its best screening was confirmed
+    finished = fake_session.state()["finished"]
+    assert len(finished) == 2
+    assert {json.dumps(_params_of(subs, sid), sort_keys=True) for sid in finished} == {
+        json.dumps(c["params"], sort_keys=True) for c in confirmed
+    }  # it finishes with exactly the confirmed candidates
     written = json.loads((fake_session.workspace / "program" / "params.json").read_text())
-    assert written == best["params"]
+    assert written == _params_of(subs, finished[0])
+    assert fake_session.state()["used"] <= 40
     state = json.loads((fake_session.workspace / "analysis" / "agent-state.json").read_text())
     assert [e["submission_id"] for e in state["history"]] == [s["id"] for s in subs]
-    assert state["finished"] == best_two
+    assert state["finished"] == finished
     assert state["pending"] is None
-    assert "submission-000014 episodes 0:1" in log
-    assert f"finished with {best_two}" in log
+    assert "tuning the 3 parameters of program/params.json" in log
+    assert f"finished with {finished}" in log
+
+
+def _params_of(subs: list[dict[str, Any]], sid: str) -> dict[str, float]:
+    return next(s["params"] for s in subs if s["id"] == sid)  # type: ignore[no-any-return]
 
 
 def test_hill_climb_restart_continues_exactly_where_it_stopped(fake_session: Any, tmp_path: Path) -> None:
@@ -113,7 +124,7 @@ def test_hill_climb_restart_continues_exactly_where_it_stopped(fake_session: Any
     fake_session.configure(**settings)
     reference = fake_session.run_agent("hill-climb", seed=7)
     assert reference.exit_code == 0
-    expected = [s["params"] for s in fake_session.submissions()]
+    expected = [(s["params"], s["indices"]) for s in fake_session.submissions()]
     expected_finish = _finish_calls(fake_session.calls())
 
     # Same Run again from scratch, but the agent is killed right after its 3rd submission is accepted,
@@ -133,9 +144,8 @@ def test_hill_climb_restart_continues_exactly_where_it_stopped(fake_session: Any
     log = restarted.stdout_path.read_text()
     assert restarted.exit_code == 0, log
     assert "matched the pending submission to submission-000003" in log
-    assert [s["params"] for s in fake_session.submissions()] == expected
+    assert [(s["params"], s["indices"]) for s in fake_session.submissions()] == expected
     assert _finish_calls(fake_session.calls()) == expected_finish
-    assert fake_session.state()["used"] == 30
 
 
 def test_hill_climb_seed_changes_the_proposals(fake_session: Any) -> None:
@@ -151,25 +161,23 @@ def test_hill_climb_seed_changes_the_proposals(fake_session: Any) -> None:
     assert fake_session.submissions()[1]["params"] != first
 
 
-def test_hill_climb_respects_budget_exhaustion_rules(fake_session: Any) -> None:
+def test_hill_climb_spends_the_whole_budget_when_the_run_requires_it(fake_session: Any) -> None:
     fake_session.configure(
         budget=23, pool_size=10, max_eps=5, max_submissions=5, policy="require_budget_exhaustion", max_candidates=3
     )
     exit_ = fake_session.run_agent("hill-climb")
     assert exit_.exit_code == 0, exit_.stdout_path.read_text()
-    # 23 Episodes in 5 submissions: raised above the preferred 3 so that exhaustion stays possible
-    assert [c[3] for c in _submit_calls(fake_session.calls())] == ["0:5", "0:5", "0:5", "0:4", "0:4"]
     state = fake_session.state()
     assert state["used"] == 23
-    assert state["finished"] == _ranked(fake_session.submissions())[:3]
+    assert len(state["submissions"]) <= 5
+    assert 1 <= len(state["finished"]) <= 3
 
 
-def test_hill_climb_spreads_the_budget_over_few_submissions(fake_session: Any) -> None:
-    fake_session.configure(budget=30, pool_size=10, max_eps=10, max_submissions=3, reply_limits=False)
+def test_hill_climb_asks_for_the_limits_when_the_replies_do_not_carry_them(fake_session: Any) -> None:
+    fake_session.configure(budget=12, pool_size=10, max_eps=10, reply_limits=False)
     assert fake_session.run_agent("hill-climb").exit_code == 0
     calls = fake_session.calls()
-    assert [c[3] for c in _submit_calls(calls)] == ["0:10", "0:10", "0:10"]
-    assert calls.count(["status"]) == 4  # without limits in the submit replies it asks before each step
+    assert calls.count(["status"]) == len(_submit_calls(calls)) + 1
 
 
 def test_hill_climb_counts_feedback_it_did_not_make_as_a_candidate(fake_session: Any) -> None:
@@ -191,15 +199,53 @@ def test_hill_climb_needs_numeric_params(fake_session: Any) -> None:
     assert _submit_calls(fake_session.calls()) == []
 
 
+def test_hill_climb_stops_once_its_confirmed_candidate_reaches_the_declared_target(fake_session: Any) -> None:
+    fake_session.configure(budget=40, max_candidates=1, target={"a": 0.0, "b": 0.0, "c": 0.0})
+    spec = {"observation_space": {}, "action_space": {}, "metadata": {"gymnasium_reward_threshold": -0.01}}
+    exit_ = fake_session.run_agent("hill-climb", spec=spec)
+    assert exit_.exit_code == 0, exit_.stdout_path.read_text()
+    assert [c[3] for c in _submit_calls(fake_session.calls())] == ["0:2", "2:7"]  # screened, confirmed, done
+    assert fake_session.state()["finished"] == ["submission-000001"]
+    assert "1 confirmed candidates reach the target score -0.01" in exit_.stdout_path.read_text()
+
+
+def test_hill_climb_writes_a_generic_tabular_family_when_the_program_has_no_params(fake_session: Any) -> None:
+    (fake_session.workspace / "program" / "params.json").unlink()
+    fake_session.configure(budget=6, scorer="sum")
+    spec = {"observation_space": {"type": "Discrete", "n": 3, "start": 0}, "action_space": {"type": "Discrete", "n": 2}}
+    exit_ = fake_session.run_agent("hill-climb", spec=spec)
+    log = exit_.stdout_path.read_text()
+    assert exit_.exit_code == 0, log
+    assert "tuning the generic tabular family (3 states x 2 actions, 6 parameters)" in log
+    params = fake_session.submissions()[0]["params"]
+    assert params == {f"q{s}_{a}": 0.0 for s in range(3) for a in range(2)}
+    policy = (fake_session.workspace / "program" / "policy.py").read_text()
+    assert "A generic parameterised Policy" in policy
+    assert fake_session.state()["finished"]
+
+
+def test_hill_climb_without_params_or_a_family_submits_the_program_unchanged(fake_session: Any) -> None:
+    (fake_session.workspace / "program" / "params.json").unlink()
+    spec = {"observation_space": {"type": "Discrete", "n": 3}, "action_space": {"type": "MultiBinary", "n": [2]}}
+    exit_ = fake_session.run_agent("hill-climb", spec=spec)
+    log = exit_.stdout_path.read_text()
+    assert exit_.exit_code == 0, log
+    assert "no generic family" in log
+    assert fake_session.state()["finished"] == ["submission-000001"]
+
+
 @pytest.mark.slow
-def test_hill_climb_improves_the_cartpole_linear_program_within_100_episodes(fake_session: Any) -> None:
+def test_hill_climb_balances_the_cartpole_linear_program_within_100_episodes(fake_session: Any) -> None:
     program = Path(__file__).resolve().parents[3] / "benchmarks" / "programs" / "cartpole-linear"
     for name in ("policy.py", "params.json"):
         shutil.copy(program / name, fake_session.workspace / "program" / name)
-    fake_session.configure(scorer="cartpole", budget=100, pool_size=20, max_eps=5, max_submissions=100)
-    exit_ = fake_session.run_agent("hill-climb", seed=0)
+    fake_session.configure(scorer="cartpole", budget=100, pool_size=20, max_eps=10, max_submissions=100)
+    spec = {"observation_space": {}, "action_space": {}, "metadata": {"gymnasium_reward_threshold": 475.0}}
+    exit_ = fake_session.run_agent("hill-climb", seed=0, spec=spec)
     assert exit_.exit_code == 0, exit_.stdout_path.read_text()
-    scores = [s["score"] for s in fake_session.submissions()]
-    assert len(scores) == 34  # 33 batches of 3 and a last single Episode
-    assert scores[0] < 15  # all-zero weights always push left: the pole falls at once
-    assert max(scores) >= 150, scores
+    subs = fake_session.submissions()
+    assert subs[0]["score"] < 15  # all-zero weights always push left: the pole falls at once
+    confirmed = [s for s in subs if s["indices"] == list(range(2, 10))]
+    assert confirmed
+    assert max(s["score"] for s in confirmed) >= 475, [s["score"] for s in subs]
+    assert fake_session.state()["used"] < 100  # it stopped once two candidates were confirmed

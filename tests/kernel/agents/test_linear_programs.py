@@ -73,7 +73,7 @@ def test_cartpole_linear_zero_params_always_push_left(tmp_path: Path) -> None:
 
 
 def test_cartpole_linear_good_params_balance_the_pole(tmp_path: Path) -> None:
-    module = _load(tmp_path, "cartpole-linear", {"w0": 0.01, "w1": 0.1, "w2": 1.0, "w3": 0.3, "bias": 0.0})
+    module = _load(tmp_path, "cartpole-linear", {"w0": 0.024, "w1": 0.1, "w2": 0.1, "w3": 0.15})
     policy = module.make_policy(None)
     assert policy.act(np.array([0.0, 0.0, 0.1, 0.0], dtype=np.float32)) == 1
     assert policy.act(np.array([0.0, 0.0, -0.1, 0.0], dtype=np.float32)) == 0

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 from evoledger.kernel.agents.builtin import SessionCaller, SessionLimits, format_range, read_feedback, session_argv
-from evoledger.kernel.agents.builtin.hill_climb import perturb, step_size
 from evoledger.ledger.errors import InfraError, InputError
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -134,18 +133,3 @@ def test_format_range_and_feedback_reading(tmp_path: Path) -> None:
     found = read_feedback(tmp_path)
     assert list(found) == ["submission-000001", "submission-000002"]
     assert found["submission-000002"]["score"] == 3.0
-
-
-def test_step_size_and_perturbation_are_reproducible() -> None:
-    import numpy as np
-
-    assert step_size([]) == 0.5
-    assert step_size([True]) == 0.75
-    assert step_size([False] * 200) == 0.02
-    assert step_size([True] * 20) == 4.0
-    params = {"b": 1.0, "a": 0.0}
-    one = perturb(params, 0.5, np.random.default_rng([3, 1]))
-    two = perturb(dict(reversed(list(params.items()))), 0.5, np.random.default_rng([3, 1]))
-    assert one == two
-    assert one != params
-    assert set(one) == {"a", "b"}

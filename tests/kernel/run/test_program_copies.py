@@ -19,7 +19,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from evoledger.kernel.packaged_program_lookup import packaged_program
+from evoledger.benchmarks.classic_control import make_cartpole
+from evoledger.kernel.authoring import starting_program
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.kernel.replay import replay
 from evoledger.kernel.run import AgentConfig, AssessmentConfig, RunConfig, ValidationConfig, run
@@ -185,7 +186,7 @@ def test_copy_differences_names_every_kind_of_difference(tmp_path: Path) -> None
 
 def test_each_execution_gets_a_fresh_private_copy_that_is_removed_afterwards(tmp_path: Path) -> None:
     with Ledger.create(tmp_path / "ledger") as book:
-        digest = snapshot_program(packaged_program("cartpole-linear"), book.objects).digest
+        digest = snapshot_program(starting_program(make_cartpole()), book.objects).digest
         with private_program_copy(digest, book.objects) as first:
             (first / "policy.py").write_text(CHEAT, encoding="utf-8")
         with private_program_copy(digest, book.objects) as second:
