@@ -116,7 +116,7 @@ def test_hill_climb_screens_on_matched_episodes_and_finishes_with_its_confirmed_
 
 
 def _params_of(subs: list[dict[str, Any]], sid: str) -> dict[str, float]:
-    return next(s["params"] for s in subs if s["id"] == sid)  # type: ignore[no-any-return]
+    return next(s["params"] for s in subs if s["id"] == sid)
 
 
 def test_hill_climb_restart_continues_exactly_where_it_stopped(fake_session: Any, tmp_path: Path) -> None:
