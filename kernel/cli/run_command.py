@@ -85,7 +85,7 @@ RUN_OPTIONS: Final = config_options(RunConfig, flags=RUN_FLAGS, flatten=("limits
     "--program",
     "initial_program",
     type=click.Path(file_okay=False, exists=True, path_type=Path),
-    help="Initial Program directory (default: the packaged one).",
+    help="Initial Program directory (default: the Benchmark's starting Program, e.g. its tunable one).",
 )
 @click.option(
     "--record-to",
