@@ -3,32 +3,21 @@
 An ``evoledger evaluate --record-to`` record names its Benchmark (id, environment parameters and their
 hash) but not its spaces, which typed dataset columns and Minari need. The export command asks the
 Benchmark registry for them: by *registered name only* (nothing a record names is imported), built with
-the default settings, then with the recorded parameters the Benchmark accepts as settings, and accepted
+the default settings, then with the recorded parameters that are its ``--set`` settings, and accepted
 only when the built Benchmark's parameter hash equals the recorded one, so the spaces are exactly those
 the Episodes were played in. Otherwise there is no spec and the exporter stores JSON text.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
 from typing import Any, Final
 
 from evoledger.kernel.registry import BenchmarkRegistry, default_registry, is_import_string
 from evoledger.ledger.events import BenchmarkIdentity
-from pydantic import ValidationError
 
 __all__ = ["registered_spec"]
 
 _NOT_SETTINGS: Final = frozenset({"gymnasium_id"})
-
-
-def _settings(params: Mapping[str, Any], rejected: Exception) -> dict[str, Any] | None:
-    """The recorded parameters less those the Benchmark's settings refused as unknown (``None``: cannot tell)."""
-    cause = rejected.__cause__ if isinstance(rejected.__cause__, ValidationError) else rejected
-    if not isinstance(cause, ValidationError):
-        return None
-    extra = {str(e["loc"][0]) for e in cause.errors() if e["type"] == "extra_forbidden" and e["loc"]}
-    return {k: v for k, v in params.items() if k not in extra} if extra else None
 
 
 def registered_spec(identity: BenchmarkIdentity, registry: BenchmarkRegistry | None = None) -> dict[str, Any] | None:
@@ -37,15 +26,15 @@ def registered_spec(identity: BenchmarkIdentity, registry: BenchmarkRegistry | N
     if is_import_string(identity.id) or identity.id not in chosen.names():
         return None
     params = {k: v for k, v in identity.params.items() if k not in _NOT_SETTINGS}
-    attempts: list[dict[str, Any]] = [{}, params]
-    while attempts:
-        config = attempts.pop(0)
+    try:
+        model = chosen.config_model(identity.id)
+    except Exception:  # a registered factory that cannot even be probed: no spec, never a crash
+        return None
+    settings = params if model is None else {k: v for k, v in params.items() if k in model.model_fields}
+    for config in ({}, settings) if settings else ({},):
         try:
             spec = chosen.make(identity.id, config, allow_import=False).spec
-        except Exception as exc:  # a registered factory given recorded settings: no spec, never a crash
-            narrowed = _settings(config, exc) if config else None
-            if narrowed is not None and narrowed != config:
-                attempts.insert(0, narrowed)
+        except Exception:  # a registered factory given recorded settings: no spec, never a crash
             continue
         if BenchmarkIdentity.of(spec.id, dict(spec.environment_parameters)).params_hash == identity.params_hash:
             return spec.model_dump(mode="json", exclude={"parameters_digest"})
