@@ -503,7 +503,8 @@ def _submission_accepted(e: SubmissionAccepted, b: MirrorBuilder) -> None:
 
 @_HANDLERS.on(EpisodeFinished)
 def _episode_finished(e: EpisodeFinished, b: MirrorBuilder) -> None:
-    sub = b._subs.get(e.submission_id) or b.submission(e.submission_id)  # (the first: the common case)
+    sid = e.submission_id
+    sub = (b._subs.get(sid) if sid is not None else None) or b.submission(sid)  # (the first: the common case)
     if sub is not None:  # else a standalone Evaluation's Episode, or an unknown Submission
         sub.results[e.index] = mirror_episode(e)
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Final, get_args
+from typing import Any, Final
 
 from evoledger.ledger.events import (
     AgentExited,
@@ -47,7 +47,8 @@ from immutables import Map, MapMutation
 
 __all__ = ["EpisodeView", "RunState", "RunStateBuilder", "SubmissionView", "apply", "episode_view", "fold"]
 
-_DIRECTIONS = frozenset(get_args(ScoreDirection))
+
+_NO_METRICS: Final[Map[str, Any]] = Map()
 
 
 @dataclass(frozen=True, slots=True)
@@ -155,8 +156,9 @@ class RunState:
 def episode_view(e: EpisodeFinished | ValidationEpisodeFinished) -> EpisodeView:
     """The :class:`EpisodeView` an ``episode-finished`` (or Validation) Event records."""
     message = e.failure.message if e.failure is not None else None
+    metrics = Map(e.metrics) if e.metrics else _NO_METRICS
     return EpisodeView(
-        e.status, e.episode_return, e.steps, e.terminated, e.truncated, e.trajectory_digest, message, Map(e.metrics)
+        e.status, e.episode_return, e.steps, e.terminated, e.truncated, e.trajectory_digest, message, metrics
     )
 
 
@@ -277,7 +279,9 @@ _handler_of: Final = _HANDLERS.of
 
 @_HANDLERS.on(RunCreated)
 def _run_created(e: RunCreated, b: RunStateBuilder) -> None:
-    direction = e.benchmark_spec.get("score_direction")
+    recorded = e.benchmark_spec.get("score_direction")
+    direction: ScoreDirection | None = "maximize" if recorded == "maximize" else None
+    direction = "minimize" if recorded == "minimize" else direction
     b.head = replace(
         b.head,
         created=True,
@@ -287,7 +291,7 @@ def _run_created(e: RunCreated, b: RunStateBuilder) -> None:
         finish_budget_policy=e.finish_budget_policy,
         config=Map(e.config),
         signer=None if e.signer is None else e.signer.fingerprint,
-        score_direction=direction if direction in _DIRECTIONS else None,
+        score_direction=direction,
         budget_left=e.episode_budget,
     )
 
@@ -313,7 +317,8 @@ def _submission_rejected(e: SubmissionRejected, b: RunStateBuilder) -> None:
 
 @_HANDLERS.on(EpisodeFinished)
 def _episode_finished(e: EpisodeFinished, b: RunStateBuilder) -> None:
-    draft = b._subs.get(e.submission_id) or b.submission(e.submission_id)  # (the first: the common case)
+    sid = e.submission_id
+    draft = (b._subs.get(sid) if sid is not None else None) or b.submission(sid)  # (the first: the common case)
     if draft is not None:  # else an Evaluation's Episode: not part of a Run's state
         draft.results[e.index] = episode_view(e)
 

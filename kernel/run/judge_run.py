@@ -1,29 +1,41 @@
 """After Agent authority ends: choose the Candidates, validate, select, assess, and record the Run's end.
 
 Each step reads what the log already holds, so a Run that crashed mid-Validation or mid-Assessment
-resumes exactly where it stopped and never runs a recorded Episode twice.
+resumes exactly where it stopped and never runs a recorded Episode twice. The results are Events
+(``candidate-selected`` holds every Candidate's score): the run state folds them, and ``run``,
+``resume`` and ``replay`` all summarise them from there.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Final, get_args
 
 from evoledger.kernel.authoring import Benchmark, score_of
 from evoledger.kernel.execution import Executor
 from evoledger.kernel.recording import validation_event
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.host import RunHost
-from evoledger.kernel.run.judging import CandidateResult, assessment_event, rank_candidates, run_judged_episodes, select
+from evoledger.kernel.run.judging import CandidateResult, assessment_event, run_judged_episodes, select
 from evoledger.kernel.run.layout import RunLayout
 from evoledger.kernel.run.programs import private_program_copy
 from evoledger.kernel.run.records import records_from_views
 from evoledger.kernel.run.setup import RunPlan
 from evoledger.ledger.errors import InfraError
 from evoledger.ledger.events import RunEnded
+from evoledger.ledger.events.run import RunEndReason
 from evoledger.ledger.store import Ledger
 from evoledger.projections.run_state import RunState
 
 __all__ = ["candidates_for_judging", "judge_run"]
+
+_END_REASONS: Final[dict[str, RunEndReason]] = {reason: reason for reason in get_args(RunEndReason)}
+
+
+def _end_reason(state: RunState) -> RunEndReason:
+    """Why the Run ends once judged: ``finished``, else how the Agent's last attempt ended (an end reason)."""
+    if state.finished:
+        return "finished"
+    return _END_REASONS.get(state.agent_exit_reason or "", "agent_exited")
 
 
 def candidates_for_judging(state: RunState, config: RunConfig, direction: str) -> tuple[tuple[str, ...], bool]:
@@ -86,16 +98,15 @@ def judge_run(
     benchmark: Benchmark,
     plan: RunPlan,
     executor: Executor,
-) -> list[dict[str, Any]]:
+) -> None:
     """Validate, select and assess (whatever the log does not hold yet), then append ``run-ended``."""
     state = host.state
     if state.ended_reason is not None:
-        return []
+        return
     direction = benchmark.spec.score_direction
     candidates, fallback = candidates_for_judging(state, config, direction)
-    reason = "finished" if state.finished else (state.agent_exit_reason or "agent_exited")
+    reason = _end_reason(state)
     message = "best_public fallback selected the Candidate" if fallback else ""
-    validation: list[dict[str, Any]] = []
     if candidates:
         try:
             if config.validation.episodes:
@@ -107,11 +118,7 @@ def judge_run(
                 ]
         except InfraError as exc:
             host.append([RunEnded(reason="validation_failed", message=str(exc)[:4000])])
-            return validation
-        validation = [
-            {"submission_id": r.submission_id, "score": r.score, "policy_failures": r.policy_failures}
-            for r in rank_candidates(results, direction)
-        ]
+            return
         if host.state.selected is None:
             host.append([select(results, direction, validated=config.validation.episodes > 0)])
         selected = host.state.selected or candidates[0]
@@ -124,7 +131,7 @@ def judge_run(
                 host.append(
                     [RunEnded(reason="assessment_failed", selected_submission_id=selected, message=str(exc)[:4000])]
                 )
-                return validation
+                return
             score = score_of(benchmark, [o.to_record(with_trajectory=False) for o in outcomes])
             host.append(
                 [
@@ -141,7 +148,7 @@ def judge_run(
     host.append(
         [
             RunEnded(
-                reason=reason,  # type: ignore[arg-type]
+                reason=reason,
                 selected_submission_id=s.selected,
                 message=message,
                 summary={
@@ -154,4 +161,3 @@ def judge_run(
             )
         ]
     )
-    return validation

@@ -1,7 +1,8 @@
 """Judging a finished Run: private Validation of every Candidate, selection, held-out Assessment.
 
 All Candidates run the same validation Episodes; the selected one is the best by score (respecting
-the Benchmark's score direction), then fewer Policy failures, then earlier finish position. Only the
+the Benchmark's score direction), then fewer Policy failures, then earlier finish position (the rule of
+``projections.scoring.rank_key``, which the run state and the audit rank with too). Only the
 selected Program is assessed, on the held-out split. Every fact here is a ``host`` Event and never
 reaches the Agent.
 """
@@ -22,12 +23,13 @@ from evoledger.ledger.events import (
     CandidateSelected,
     EpisodeSummary,
 )
+from evoledger.ledger.events.base import EpisodeStatus
+from evoledger.projections.scoring import rank_candidates
 
 __all__ = [
     "CandidateResult",
     "JudgingError",
     "assessment_event",
-    "rank_candidates",
     "run_judged_episodes",
     "select",
 ]
@@ -92,18 +94,6 @@ def run_judged_episodes(
     )
 
 
-def rank_candidates(results: Sequence[CandidateResult], direction: str) -> list[CandidateResult]:
-    """Best first: score (None last), then fewer Policy failures, then earlier finish position."""
-
-    def key(r: CandidateResult) -> tuple[int, float, int, int]:
-        if r.score is None:
-            return (1, 0.0, r.policy_failures, r.finish_position)
-        signed = -r.score if direction == "maximize" else r.score
-        return (0, signed, r.policy_failures, r.finish_position)
-
-    return sorted(results, key=key)
-
-
 def select(results: Sequence[CandidateResult], direction: str, validated: bool) -> CandidateSelected:
     """The ``candidate-selected`` Event for ``results`` (already validated, in finish order)."""
     ranked = rank_candidates(results, direction)
@@ -151,7 +141,7 @@ def assessment_event(
         episodes=tuple(
             EpisodeSummary(
                 index=o.index,
-                status=o.status,  # type: ignore[arg-type]
+                status=_recorded_status(o),
                 episode_return=o.episode_return,
                 steps=o.steps,
                 trajectory_digest=objects.put(o.trajectory or b""),
@@ -159,3 +149,11 @@ def assessment_event(
             for o in outcomes
         ),
     )
+
+
+def _recorded_status(outcome: EpisodeOutcome) -> EpisodeStatus:
+    """An assessed Episode's status as recorded: infra faults were retried away (``run_judged_episodes``)."""
+    status = outcome.status
+    if status == "infra_fault":
+        raise JudgingError(f"assessment Episode {outcome.index} ended in an infra fault that was not retried")
+    return status

@@ -27,7 +27,7 @@ from evoledger.ledger.events import EventBase
 from evoledger.ledger.signing_keys import SigningKey
 from evoledger.ledger.store import Ledger
 from evoledger.projections.run_state import RunState, fold
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["RunResult", "continue_run", "run", "summarize"]
 
@@ -53,17 +53,23 @@ class RunResult(BaseModel):
     signer: str | None = None
     """The fingerprint of the key that signs the Run's head (``ledger.sig``); ``None``: unsigned. The Host cannot vouch
     for its own signature: check it with ``evoledger ledger verify RUN --trusted-key <fingerprint>``."""
+    validated: bool = Field(default=True, exclude=True)
+    """Whether ``validation`` holds Validation scores; ``False``: no Validation was configured and its one row is
+    the Candidate's public score. Derived from the recorded configuration, so not written to the report."""
 
 
-def summarize(layout: RunLayout, state: RunState, validation: list[dict[str, Any]]) -> RunResult:
-    """The :class:`RunResult` of a Run in ``state``."""
+def summarize(layout: RunLayout, state: RunState) -> RunResult:
+    """The :class:`RunResult` of a Run in ``state`` (its Validation rows: the run state's judged Candidates)."""
     seed = state.config.get("seed")
     seed = seed if type(seed) is int else None
     return RunResult(
         run_dir=layout.root,
         reason=state.ended_reason or "running",
         selected=state.selected,
-        validation=validation,
+        validation=[
+            {"submission_id": c.submission_id, "score": c.score, "policy_failures": c.policy_failures}
+            for c in state.ranking
+        ],
         assessment_score=state.assessment_score,
         submissions=[
             {
@@ -80,6 +86,7 @@ def summarize(layout: RunLayout, state: RunState, validation: list[dict[str, Any
         seed=seed,
         held_out_episodes="secret" if seed is None else "predictable",
         signer=state.signer,
+        validated=state.validated,
     )
 
 
@@ -164,10 +171,10 @@ def continue_run(
                     if supervisor.pid is not None:
                         supervisor.stop(grace_seconds=1.0)
             publisher.reconcile()  # undo anything the Agent did to feedback/ before judging
-        validation = judge_run(
+        judge_run(
             host=host, ledger=ledger, layout=layout, config=config, benchmark=benchmark, plan=plan, executor=executor
         )
-    result = summarize(layout, host.state, validation)
+    result = summarize(layout, host.state)
     write_report(layout, (json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode())
     return result
 
