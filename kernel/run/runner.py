@@ -16,7 +16,7 @@ from evoledger.kernel.execution import LocalExecutor, resolve_isolation
 from evoledger.kernel.registry import BenchmarkRegistry
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.host import RunHost
-from evoledger.kernel.run.judge_run import judge_run
+from evoledger.kernel.run.judging import judge_run
 from evoledger.kernel.run.layout import RunLayout, write_report
 from evoledger.kernel.run.publication import FeedbackPublisher
 from evoledger.kernel.run.session_loop import drive_session
