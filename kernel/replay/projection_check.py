@@ -93,6 +93,7 @@ class ProjectionRebuild:
         self.record = record
         self.audit = audit
         self._mirror_result: tuple[list[Finding], int] | None = None
+        self._summary: RunResult | None = None
         if folded is None:
             folded = fold_log(record.rows, episode_cap=PROTOCOL_EPISODE_CAP, max_violations=0).projections
         self.folded = folded
@@ -152,12 +153,17 @@ class ProjectionRebuild:
         return self.audit.score_direction if self.audit is not None else None
 
     def summary(self) -> RunResult:
-        """The Run's summary as the log tells it: what ``evoledger run`` and ``resume`` print and report."""
+        """The Run's summary as the log tells it: what ``evoledger run`` and ``resume`` print and report.
+
+        Made once, when first asked for: set :attr:`audit` (whose score direction it may need) before."""
+        if self._summary is not None:
+            return self._summary
         state = self.run_state
         direction = self._direction()
         if state.score_direction is None and direction in ("maximize", "minimize"):  # learnt by the audit
             state = replace(state, score_direction="maximize" if direction == "maximize" else "minimize")
-        return summarize(self.record.layout, state)
+        self._summary = summarize(self.record.layout, state)
+        return self._summary
 
     def _unsafe_entries(self) -> list[Finding]:
         """A link, fifo or device where the Host writes (``workspace``, ``host``, ...): reported, never followed."""
