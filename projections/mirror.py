@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field, fields, replace
-from typing import Any, Final
+from typing import Any, Final, NamedTuple
 
 from evoledger.ledger.canonical import canonical_json
 from evoledger.ledger.errors import InputError
@@ -137,11 +137,12 @@ FileSource = InlineFile | ObjectFile | JsonFile
 """Where the bytes of one mirror file come from."""
 
 
-@dataclass(frozen=True, slots=True)
-class MirrorEpisode:
-    """How one training Episode of a Submission ended (the latest attempt)."""
+class MirrorEpisode(NamedTuple):
+    """How one training Episode of a Submission ended (the latest attempt); its pool index is its key.
 
-    index: int
+    A named tuple rather than a frozen dataclass: one is made per Episode in every fold (see
+    ``run_state.EpisodeView``)."""
+
     status: EpisodeStatus
     episode_return: float
     steps: int
@@ -150,11 +151,11 @@ class MirrorEpisode:
     traceback_digest: str | None = None
     policy_log_digest: str | None = None
 
-    def as_json(self) -> dict[str, Any]:
-        """The Episode's entry in ``feedback.json``."""
+    def as_json(self, index: int) -> dict[str, Any]:
+        """The entry in ``feedback.json`` of this result of Episode ``index``."""
         failure = None if self.failure_code is None else {"code": self.failure_code, "message": self.failure_message}
         return {
-            "index": self.index,
+            "index": index,
             "status": self.status,
             "return": self.episode_return,
             "steps": self.steps,
@@ -208,7 +209,7 @@ class MirrorSubmission:
         doc = {
             "submission_id": self.submission_id,
             "score": fb.score,
-            "episodes": [self.results[i].as_json() for i in self.episodes if i in self.results],
+            "episodes": [self.results[i].as_json(i) for i in self.episodes if i in self.results],
             "infra_faults": sorted(self.infra_faults),
             "budget_used": fb.budget_used,
             "budget_left": fb.budget_left,
@@ -353,9 +354,8 @@ def mirror_episode(e: EpisodeFinished) -> MirrorEpisode:
     """The :class:`MirrorEpisode` an ``episode-finished`` Event shows the Agent."""
     failure = e.failure
     if failure is None:
-        return MirrorEpisode(e.index, e.status, e.episode_return, e.steps, None, None, None, e.policy_log_digest)
+        return MirrorEpisode(e.status, e.episode_return, e.steps, None, None, None, e.policy_log_digest)
     return MirrorEpisode(
-        e.index,
         e.status,
         e.episode_return,
         e.steps,
@@ -422,11 +422,16 @@ class MirrorBuilder:
 
     def add(self, event: EventBase, visibility: Visibility | None = None) -> None:
         """Fold one Event (see :func:`apply` for ``visibility``)."""
-        if visibility is not None and visibility not in ("public", "host"):
-            raise InputError(f"visibility must be 'public' or 'host', got {visibility!r}; pass the stored row's value")
-        if visibility == "host" or type(event).visibility != "public":
+        kind = type(event)
+        if visibility != "public" and visibility is not None:
+            if visibility != "host":
+                raise InputError(
+                    f"visibility must be 'public' or 'host', got {visibility!r}; pass the stored row's value"
+                )
             return
-        handler = _handler_of(type(event))
+        if kind.visibility != "public":
+            return
+        handler = _handler_of(kind)
         if handler is not None:
             handler(event, self)
         self.events += 1
