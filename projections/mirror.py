@@ -38,7 +38,7 @@ grew.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, replace
 from typing import Any, Final, NamedTuple
 
 from evoledger.ledger.canonical import canonical_json
@@ -176,7 +176,14 @@ class MirrorArtifact:
 
     def as_json(self) -> dict[str, Any]:
         """The Artifact's entry in ``feedback.json``."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {
+            "name": self.name,
+            "media_type": self.media_type,
+            "digest": self.digest,
+            "size": self.size,
+            "retention": self.retention,
+            "evicted": self.evicted,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -526,7 +533,7 @@ def _feedback_published(e: FeedbackPublished, b: MirrorBuilder) -> None:
     sub = b.submission(e.submission_id)
     if sub is None or sub.feedback is not None:
         return  # unknown Submission, or a repeated publication (the first one wins)
-    artifacts = tuple(MirrorArtifact(**a.model_dump(mode="json")) for a in e.artifacts)
+    artifacts = tuple(MirrorArtifact(a.name, a.media_type, a.digest, a.size, a.retention) for a in e.artifacts)
     sub.feedback = MirrorFeedback(e.score, e.content_digest, e.budget_used, e.budget_left, artifacts)
     owners = b.owners
     for artifact in artifacts:
