@@ -283,31 +283,36 @@ class ProtocolRules:
         self._conserved(seq, f"accepting {sid}")
 
     def _episode_owner(self, seq: int, d: dict[str, Any], what: str) -> AuditedSubmission | None:
+        """The accepted Submission an Episode Event names; ``what`` (formatted with the Event's ``index`` only
+        when a rule is broken: this runs for every Episode) says what the Event records."""
         sid = d.get("submission_id")
         if sid is None:
             return None  # a standalone Evaluation's Episode: not part of a Run's protocol
         sub = self.submissions.get(sid)
         if sub is None:
+            what = what.format(index=d.get("index"))
             self.violate("unknown_submission", seq, f"{what} of {sid}, which was never accepted")
             return None
         if self.finished:
+            what = what.format(index=d.get("index"))
             self.violate(
                 "episode_after_finish", seq, f"{what} of {sid} after finish: no Episode runs once Agent authority ends"
             )
         return sub
 
     def episode_started(self, seq: int, d: dict[str, Any]) -> None:
-        sub = self._episode_owner(seq, d, f"Episode {d['index']} started")
-        if sub is not None and d["index"] not in sub.episodes:
+        index = d["index"]
+        sub = self._episode_owner(seq, d, "Episode {index} started")
+        if sub is not None and index not in sub.episodes:
             self.violate(
                 "episode_not_selected",
                 seq,
-                f"Episode {d['index']} of {d['submission_id']} started but the Submission did not select it",
+                f"Episode {index} of {d['submission_id']} started but the Submission did not select it",
             )
 
     def episode_finished(self, seq: int, d: dict[str, Any]) -> None:
         index = d["index"]
-        sub = self._episode_owner(seq, d, f"the result of Episode {index}")
+        sub = self._episode_owner(seq, d, "the result of Episode {index}")
         if sub is None:
             return
         sid = d["submission_id"]
