@@ -39,8 +39,3 @@ class Handlers(Generic[D]):
             return handler
 
         return register
-
-    @property
-    def kinds(self) -> frozenset[type[EventBase]]:
-        """The Event classes that have a handler."""
-        return frozenset(self._table)
