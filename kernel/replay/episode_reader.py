@@ -56,6 +56,10 @@ _WIDE: Final = float(2**63)
 _IDENTITY: Final = {name: EpisodeFinished.model_fields[name].default for name in ("kind", "version")}
 _FIELDS_SET: Final = frozenset(_KEYS)
 _FAILURE_FIELDS_SET: Final = frozenset(_FAILURE_KEYS)
+_SHARED_FIELDS_SET: Final = set(_KEYS)
+"""The fields set of every Event built here, one set for all: allocating one per Episode costs more than the rest of
+the build. Safe because the Events are transient (the projections keep views, never them) and frozen, and pydantic
+copies a model's fields set before it changes one (``model_copy``)."""
 _new: Final = object.__new__
 _set: Final = object.__setattr__
 
@@ -168,7 +172,7 @@ class EpisodeReader:
             fields["failure"] = _built(EpisodeFailure, dict(failure), _FAILURE_FIELDS_SET)
         event = _new(EpisodeFinished)  # what _built does, inline: this runs once per Episode
         _set(event, "__dict__", fields)
-        _set(event, "__pydantic_fields_set__", set(_FIELDS_SET))
+        _set(event, "__pydantic_fields_set__", _SHARED_FIELDS_SET)
         _set(event, "__pydantic_extra__", None)
         _set(event, "__pydantic_private__", None)
         return event, digests
