@@ -31,7 +31,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
 
 import orjson
 from evoledger.kernel.authoring import starting_program
@@ -39,7 +38,7 @@ from evoledger.kernel.registry import BenchmarkRef, resolve_benchmark
 from evoledger.kernel.replay import ProjectionRebuild, open_record, replay
 from evoledger.kernel.replay.log_pass import fold_log
 from evoledger.kernel.run import AssessmentConfig, RunConfig, RunLayout, ValidationConfig
-from evoledger.kernel.run.judging import CandidateResult, rank_candidates, select
+from evoledger.kernel.run.judging import CandidateResult, select
 from evoledger.kernel.run.runner import summarize
 from evoledger.kernel.run.setup import plan_run, planned_events, run_key_for
 from evoledger.ledger.canonical import canonical_json
@@ -284,7 +283,7 @@ class _Builder:
             self.flush()
             self.ledger.objects.evict_many(decision.digests)
 
-    def judge(self) -> list[dict[str, Any]]:
+    def judge(self) -> None:
         order = [f"submission-{k:06d}" for k in range(1, len(self.scores) + 1)]
         candidates = order[-_CANDIDATES:]
         self.emit(FinishAccepted(candidates=candidates, budget_left=self.remaining))
@@ -345,17 +344,13 @@ class _Builder:
                 },
             )
         )
-        return [
-            {"submission_id": r.submission_id, "score": r.score, "policy_failures": r.policy_failures}
-            for r in rank_candidates(results, direction)
-        ]
 
-    def finish(self, validation: list[dict[str, Any]]) -> None:
+    def finish(self) -> None:
         self.flush()
         recorded = [(r.stored.visibility, r.event) for r in self.ledger.events()]
         sync_mirror(mirror.fold(recorded), self.layout.feedback, self.ledger.objects)
         state = run_state.fold(event for _, event in recorded)
-        result = summarize(self.layout, state, validation)
+        result = summarize(self.layout, state)
         self.layout.host.mkdir(parents=True, exist_ok=True)
         (self.layout.host / "report.json").write_text(result.model_dump_json(indent=2) + "\n")
         self.ledger.close()
@@ -369,8 +364,8 @@ def build_synthetic_run(root: Path, *, submissions: int = 1000, episodes: int = 
         builder.submission(k, episodes)
         if len(builder.batch) >= 1000:
             builder.flush()
-    validation = builder.judge()
-    builder.finish(validation)
+    builder.judge()
+    builder.finish()
     return builder.layout.root
 
 

@@ -4,8 +4,8 @@
 damaged payload is a finding rather than a crash -- and parses payloads with orjson into plain
 dicts (no pydantic: this fold runs over every Event of a Run and must stay close to the speed of
 reading the rows). It does no I/O; its result depends only on the rows and its arguments. The rules
-live in ``projections.audit_protocol`` (up to finish) and ``projections.audit_judging`` (after);
-``projections.audit_rules`` holds the vocabulary they share.
+live in ``projections.audit_protocol`` (up to finish, with the vocabulary every part shares) and
+``projections.audit_judging`` (after).
 
 Rules are re-derived from the log: budget, ``max_submissions`` and ``finish_budget_policy`` from
 ``run-created`` and the rest (pool size, Episodes per Submission, Validation and Assessment sizes,
@@ -33,10 +33,10 @@ from evoledger.ledger.canonical import parse_canonical
 from evoledger.ledger.errors import EncodingError, SchemaError
 from evoledger.ledger.events import EVENT_TYPES, UPCASTERS, EventBase, current_version, to_pending
 from evoledger.ledger.records import StoredEvent, Visibility
-from evoledger.projections.audit_judging import JudgingRules
-from evoledger.projections.audit_protocol import ProtocolRules
-from evoledger.projections.audit_rules import PlannedSeed, RunRules, SelectionScore, Violation, rank_key, rules_of
+from evoledger.projections.audit_judging import JudgingRules, SelectionScore
+from evoledger.projections.audit_protocol import PlannedSeed, ProtocolRules, RunRules, Violation, rules_of
 from evoledger.projections.audit_scores import RecomputedScores, ScoreAudit
+from evoledger.projections.scoring import rank_key
 
 __all__ = [
     "DEFAULT_EPISODE_CAP",

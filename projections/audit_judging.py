@@ -15,12 +15,23 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 from evoledger.projections.audit_protocol import ProtocolRules
-from evoledger.projections.audit_rules import SelectionScore, rank_key
+from evoledger.projections.scoring import rank_key
 
-__all__ = ["JudgingRules"]
+__all__ = ["JudgingRules", "SelectionScore"]
 
 _DIRECTION_TEXT: Final = re.compile(r"\((maximize|minimize)\)")
 _JUDGING_FAILED: Final = frozenset({"validation_failed", "assessment_failed"})
+
+
+@dataclass(frozen=True, slots=True)
+class SelectionScore:
+    """One Candidate's ranking keys as ``candidate-selected`` records them."""
+
+    submission_id: str
+    program_digest: str
+    score: float | None
+    policy_failures: int
+    finish_position: int
 
 
 @dataclass

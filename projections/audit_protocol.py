@@ -1,5 +1,11 @@
 """The protocol rules of the audit up to finish: Run creation, the plan, budget, Submissions, Episodes, Feedback.
 
+:func:`rules_of` applies the kernel's ``RunConfig`` formulas (pool size, Episodes per Submission,
+Candidate limit, the infra-fault refund rule of ``projections.refunds``) to the configuration
+``run-created`` recorded, so the audit needs nothing but the log (and the per-Submission protocol
+cap, which the caller passes); :class:`Violation`, :class:`PlannedSeed`, :class:`RunRules` and
+:class:`AuditedSubmission` are the records every part of the audit keeps.
+
 :class:`ProtocolRules` is the accumulator of :func:`evoledger.projections.audit.fold` for these
 kinds (``projections.audit_judging`` takes over at finish): one handler per Event kind, each
 reading a payload dict and recording :class:`Violation` values. It belongs to one fold (mutable for
@@ -21,10 +27,104 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from evoledger.projections.audit_rules import AuditedSubmission, PlannedSeed, RunRules, Violation, rules_of
-from evoledger.projections.refunds import refund_units
+from evoledger.projections.refunds import RefundRule, refund_units
 
-__all__ = ["ProtocolRules"]
+__all__ = ["AuditedSubmission", "PlannedSeed", "ProtocolRules", "RunRules", "Violation", "rules_of"]
+
+
+# -- the audit's vocabulary: the rules of a Run re-derived from its log, and the records the audit keeps ---
+
+
+@dataclass(frozen=True, slots=True)
+class Violation:
+    """One broken rule: a stable ``rule`` code, what it means, and the first Event that shows it."""
+
+    rule: str
+    message: str
+    seq: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PlannedSeed:
+    """One ``episode-planned`` Event: the Host seeds of a pool Episode."""
+
+    split: str
+    index: int
+    env_seed: int
+    policy_seed: int
+    scenario: dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class RunRules:
+    """The rules of one Run, re-derived from its ``run-created`` Event (``None``: not recorded)."""
+
+    budget: int
+    max_submissions: int
+    strict: bool
+    pool_size: int | None
+    episodes_per_submission: int | None
+    candidate_limit: int | None
+    validation_episodes: int | None
+    assessment_episodes: int | None
+    fallback: str | None
+    refund_rule: RefundRule | None = None
+    """The infra-fault refund rule the configuration records (``None``: older Runs record none)."""
+
+
+def _count(mapping: object, key: str) -> int | None:
+    value = mapping.get(key) if isinstance(mapping, dict) else None
+    return value if type(value) is int and value >= 0 else None
+
+
+def rules_of(created: dict[str, Any], episode_cap: int) -> RunRules:
+    """The rules recorded by a ``run-created`` payload (the kernel's RunConfig formulas, from the log)."""
+    budget, max_subs = created["episode_budget"], created["max_submissions"]
+    if type(budget) is not int or type(max_subs) is not int:
+        raise TypeError("episode_budget and max_submissions must be integers")
+    raw = created.get("config")
+    config: dict[str, Any] = raw if isinstance(raw, dict) else {}
+    validation, assessment = config.get("validation"), config.get("assessment")
+    pool = _count(config, "episode_pool_size") or budget
+    per_sub = min(pool, _count(config, "max_episodes_per_submission") or episode_cap, episode_cap)
+    val_eps, max_candidates = _count(validation, "episodes"), _count(validation, "max_candidates")
+    limit = None if val_eps is None else (max_candidates if val_eps > 0 else 1)
+    fallback = config.get("fallback")
+    return RunRules(
+        budget=budget,
+        max_submissions=max_subs,
+        strict=created.get("finish_budget_policy") == "require_budget_exhaustion",
+        pool_size=pool,
+        episodes_per_submission=per_sub,
+        candidate_limit=limit,
+        validation_episodes=val_eps,
+        assessment_episodes=_count(assessment, "episodes"),
+        fallback=fallback if isinstance(fallback, str) else None,
+        refund_rule=RefundRule.recorded(config),
+    )
+
+
+class AuditedSubmission:
+    """One accepted Submission as the audit tracks it (results and voided/refunded indices)."""
+
+    __slots__ = ("episodes", "position", "program", "published", "refunded", "results", "score", "voided")
+
+    def __init__(self, position: int, program: str, episodes: frozenset[int]) -> None:
+        self.position = position
+        self.program = program
+        self.episodes = episodes
+        self.results: dict[int, str] = {}
+        self.voided: set[int] = set()
+        self.refunded: set[int] = set()
+        self.published = False
+        self.score: float | None = None
+
+    @property
+    def failures(self) -> int:
+        return sum(1 for status in self.results.values() if status != "ok")
+
+
+# -- the protocol rules ---------------------------------------------------------------------------------
 
 
 @dataclass
@@ -183,31 +283,36 @@ class ProtocolRules:
         self._conserved(seq, f"accepting {sid}")
 
     def _episode_owner(self, seq: int, d: dict[str, Any], what: str) -> AuditedSubmission | None:
+        """The accepted Submission an Episode Event names; ``what`` (formatted with the Event's ``index`` only
+        when a rule is broken: this runs for every Episode) says what the Event records."""
         sid = d.get("submission_id")
         if sid is None:
             return None  # a standalone Evaluation's Episode: not part of a Run's protocol
         sub = self.submissions.get(sid)
         if sub is None:
+            what = what.format(index=d.get("index"))
             self.violate("unknown_submission", seq, f"{what} of {sid}, which was never accepted")
             return None
         if self.finished:
+            what = what.format(index=d.get("index"))
             self.violate(
                 "episode_after_finish", seq, f"{what} of {sid} after finish: no Episode runs once Agent authority ends"
             )
         return sub
 
     def episode_started(self, seq: int, d: dict[str, Any]) -> None:
-        sub = self._episode_owner(seq, d, f"Episode {d['index']} started")
-        if sub is not None and d["index"] not in sub.episodes:
+        index = d["index"]
+        sub = self._episode_owner(seq, d, "Episode {index} started")
+        if sub is not None and index not in sub.episodes:
             self.violate(
                 "episode_not_selected",
                 seq,
-                f"Episode {d['index']} of {d['submission_id']} started but the Submission did not select it",
+                f"Episode {index} of {d['submission_id']} started but the Submission did not select it",
             )
 
     def episode_finished(self, seq: int, d: dict[str, Any]) -> None:
         index = d["index"]
-        sub = self._episode_owner(seq, d, f"the result of Episode {index}")
+        sub = self._episode_owner(seq, d, "the result of Episode {index}")
         if sub is None:
             return
         sid = d["submission_id"]

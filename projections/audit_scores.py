@@ -29,10 +29,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
-from evoledger.projections.audit_judging import JudgingRules
+from evoledger.projections.audit_judging import JudgingRules, SelectionScore
 from evoledger.projections.audit_protocol import ProtocolRules
-from evoledger.projections.audit_rules import SelectionScore, rank_key
-from evoledger.projections.scoring import ScoreRule, ScoreRuleError, recorded_score_rule, score_episodes
+from evoledger.projections.scoring import ScoreRule, ScoreRuleError, rank_key, recorded_score_rule, score_episodes
 
 __all__ = ["RecomputedScores", "ScoreAudit", "report_score_findings"]
 

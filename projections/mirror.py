@@ -20,13 +20,26 @@ The fold is pure and does no I/O: :attr:`MirrorState.files` maps each path to a 
 is published (first publication wins). An eviction (``bulk-evicted``) applies to every Artifact
 published before it with an evicted digest, in any Submission -- the bytes are shared -- while an
 Artifact published later with the same digest is retained (publishing restores the bytes).
+
+``rejections.json`` lists the last :data:`MAX_LISTED_REJECTIONS` refusals, each with its message cut to
+:data:`MAX_MESSAGE_CHARS` characters and its request summary as recorded (the Host records a digest and a
+short prefix, :func:`~evoledger.ledger.events.request_summary`). A request recorded in full by an older
+Host is summarized the same way here when its canonical JSON exceeds :data:`MAX_REQUEST_BYTES`, so that
+even an old log yields a small file.
+
+Each rule is written once, as one handler per Event kind over :class:`MirrorBuilder`, a private mutable
+draft on top of a frozen state that :func:`apply` (one Event) and :func:`fold` (many) both drive. Only
+the Submissions an Event touches are thawed; :meth:`MirrorBuilder.build` re-renders exactly their files
+(a Submission's paths are prefixed by its id, so Submissions never share one), ``latest.json`` when the
+latest published Submission changed, and ``retention.json`` / ``rejections.json`` when their histories
+grew.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, Final
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field, replace
+from typing import Any, Final, NamedTuple
 
 from evoledger.ledger.canonical import canonical_json
 from evoledger.ledger.errors import InputError
@@ -39,13 +52,19 @@ from evoledger.ledger.events import (
     InfraFault,
     SubmissionAccepted,
     SubmissionRejected,
+    request_summary,
 )
+from evoledger.ledger.events.base import EpisodeStatus
+from evoledger.ledger.events.feedback import Retention
 from evoledger.ledger.records import Visibility
-from evoledger.projections.mirror_rejections import append_listed, omitted_note, rejection_record
-from immutables import Map
+from evoledger.projections.handlers import Handlers
+from immutables import Map, MapMutation
 
 __all__ = [
     "LATEST_PATH",
+    "MAX_LISTED_REJECTIONS",
+    "MAX_MESSAGE_CHARS",
+    "MAX_REQUEST_BYTES",
     "REJECTIONS_PATH",
     "RETENTION_PATH",
     "RETENTION_RULE",
@@ -53,13 +72,18 @@ __all__ = [
     "InlineFile",
     "JsonFile",
     "MirrorArtifact",
+    "MirrorBuilder",
     "MirrorEpisode",
     "MirrorFeedback",
     "MirrorState",
     "MirrorSubmission",
     "ObjectFile",
+    "append_listed",
     "apply",
     "fold",
+    "mirror_episode",
+    "omitted_note",
+    "rejection_record",
 ]
 
 LATEST_PATH: Final = "latest.json"
@@ -72,6 +96,12 @@ RETENTION_RULE: Final = (
     "feedback.json files, or your analysis/ folder. An evicted Artifact disappears from "
     '<submission>/artifacts/ and is marked "evicted": true in that Submission\'s feedback.json.'
 )
+MAX_LISTED_REJECTIONS: Final = 100
+"""``rejections.json`` lists at most this many refusals: the latest ones (older ones are counted)."""
+MAX_MESSAGE_CHARS: Final = 1024
+"""A listed message is cut to this many characters (the Host's own messages are already this short)."""
+MAX_REQUEST_BYTES: Final = 1024
+"""A recorded request whose canonical JSON is larger is listed as its summary (digest, size, prefix)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -107,12 +137,13 @@ FileSource = InlineFile | ObjectFile | JsonFile
 """Where the bytes of one mirror file come from."""
 
 
-@dataclass(frozen=True, slots=True)
-class MirrorEpisode:
-    """How one training Episode of a Submission ended (the latest attempt)."""
+class MirrorEpisode(NamedTuple):
+    """How one training Episode of a Submission ended (the latest attempt); its pool index is its key.
 
-    index: int
-    status: str
+    A named tuple rather than a frozen dataclass: one is made per Episode in every fold (see
+    ``run_state.EpisodeView``)."""
+
+    status: EpisodeStatus
     episode_return: float
     steps: int
     failure_code: str | None = None
@@ -120,11 +151,11 @@ class MirrorEpisode:
     traceback_digest: str | None = None
     policy_log_digest: str | None = None
 
-    def as_json(self) -> dict[str, Any]:
-        """The Episode's entry in ``feedback.json``."""
+    def as_json(self, index: int) -> dict[str, Any]:
+        """The entry in ``feedback.json`` of this result of Episode ``index``."""
         failure = None if self.failure_code is None else {"code": self.failure_code, "message": self.failure_message}
         return {
-            "index": self.index,
+            "index": index,
             "status": self.status,
             "return": self.episode_return,
             "steps": self.steps,
@@ -140,12 +171,19 @@ class MirrorArtifact:
     media_type: str
     digest: str
     size: int
-    retention: str
+    retention: Retention
     evicted: bool = False
 
     def as_json(self) -> dict[str, Any]:
         """The Artifact's entry in ``feedback.json``."""
-        return {f.name: getattr(self, f.name) for f in fields(self)}
+        return {
+            "name": self.name,
+            "media_type": self.media_type,
+            "digest": self.digest,
+            "size": self.size,
+            "retention": self.retention,
+            "evicted": self.evicted,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,7 +216,7 @@ class MirrorSubmission:
         doc = {
             "submission_id": self.submission_id,
             "score": fb.score,
-            "episodes": [self.results[i].as_json() for i in self.episodes if i in self.results],
+            "episodes": [self.results[i].as_json(i) for i in self.episodes if i in self.results],
             "infra_faults": sorted(self.infra_faults),
             "budget_used": fb.budget_used,
             "budget_left": fb.budget_left,
@@ -254,117 +292,42 @@ class MirrorState:
     """Public Events applied so far (host Events are not counted)."""
 
 
+# -- rejections.json ------------------------------------------------------------------------------------
+
+
+def rejection_record(kind: str, code: str, message: str, retryable: bool, request: Mapping[str, Any] | None) -> bytes:
+    """The canonical JSON of one listed refusal (``request`` is ``None`` for kinds that record none)."""
+    if len(message) > MAX_MESSAGE_CHARS:
+        keep = MAX_MESSAGE_CHARS - 48
+        message = f"{message[:keep]} ... ({len(message) - keep} more characters)"
+    record: dict[str, Any] = {"kind": kind, "code": code, "message": message, "retryable": retryable}
+    if request is not None:
+        small = len(canonical_json(dict(request))) <= MAX_REQUEST_BYTES
+        record["request"] = request if small else request_summary(request)
+    return canonical_json(record)
+
+
+def append_listed(listed: Map[int, bytes], record: bytes) -> Map[int, bytes]:
+    """``listed`` (items 0..n-1) with ``record`` appended, keeping the latest :data:`MAX_LISTED_REJECTIONS`.
+
+    O(log n) while the list grows, O(:data:`MAX_LISTED_REJECTIONS`) once it is full: bounded either way.
+    """
+    if len(listed) < MAX_LISTED_REJECTIONS:
+        return listed.set(len(listed), record)
+    kept = [listed[i] for i in range(1, len(listed))]
+    kept.append(record)
+    return Map(dict(enumerate(kept)))
+
+
+def omitted_note(total: int) -> dict[str, Any]:
+    """The top-level fields of ``rejections.json`` once ``total`` refusals exceed what it lists."""
+    omitted = total - MAX_LISTED_REJECTIONS
+    if omitted <= 0:
+        return {}
+    return {"omitted": omitted, "note": f"only the latest {MAX_LISTED_REJECTIONS} refused requests are listed"}
+
+
 # -- the fold -------------------------------------------------------------------------------------------
-
-
-def _put_submission(state: MirrorState, new: MirrorSubmission) -> MirrorState:
-    """Store ``new`` and bring its files (and ``latest.json``) in line with it."""
-    old = state.submissions.get(new.submission_id)
-    if new.feedback is None and (old is None or old.feedback is None):  # unpublished: no files yet
-        return replace(state, submissions=state.submissions.set(new.submission_id, new))
-    old_files = old.files() if old is not None else {}
-    new_files = new.files()
-    with state.files.mutate() as files:
-        for path in old_files.keys() - new_files.keys():
-            del files[path]
-        for path, source in new_files.items():
-            if old_files.get(path) != source:
-                files[path] = source
-        if state.latest == new.submission_id and new.feedback is not None:
-            files[LATEST_PATH] = new_files[f"{new.submission_id}/feedback.json"]
-        updated = files.finish()
-    return replace(state, files=updated, submissions=state.submissions.set(new.submission_id, new))
-
-
-def _submission_accepted(state: MirrorState, e: SubmissionAccepted) -> MirrorState:
-    if e.submission_id in state.submissions:
-        return state  # the first acceptance wins; a Host never repeats one
-    sub = MirrorSubmission(submission_id=e.submission_id, program_digest=e.program_digest, episodes=tuple(e.episodes))
-    return replace(state, submissions=state.submissions.set(e.submission_id, sub))
-
-
-def _episode_finished(state: MirrorState, e: EpisodeFinished) -> MirrorState:
-    sub = state.submissions.get(e.submission_id) if e.submission_id is not None else None
-    if sub is None:
-        return state  # a standalone Evaluation's Episode, or an unknown Submission
-    failure = e.failure
-    result = MirrorEpisode(
-        index=e.index,
-        status=e.status,
-        episode_return=e.episode_return,
-        steps=e.steps,
-        failure_code=failure.code if failure is not None else None,
-        failure_message=failure.message if failure is not None else None,
-        traceback_digest=failure.traceback_digest if failure is not None else None,
-        policy_log_digest=e.policy_log_digest,
-    )
-    return _put_submission(state, replace(sub, results=sub.results.set(e.index, result)))
-
-
-def _infra_fault(state: MirrorState, e: InfraFault) -> MirrorState:
-    sub = state.submissions.get(e.submission_id) if e.submission_id is not None else None
-    if sub is None:
-        return state
-    return _put_submission(state, replace(sub, infra_faults=sub.infra_faults | frozenset(e.indices)))
-
-
-def _feedback_published(state: MirrorState, e: FeedbackPublished) -> MirrorState:
-    sub = state.submissions.get(e.submission_id)
-    if sub is None or sub.feedback is not None:
-        return state  # unknown Submission, or a repeated publication (the first one wins)
-    artifacts = tuple(MirrorArtifact(**a.model_dump(mode="json")) for a in e.artifacts)
-    feedback = MirrorFeedback(e.score, e.content_digest, e.budget_used, e.budget_left, artifacts)
-    with state.digest_owners.mutate() as owners:
-        for artifact in artifacts:
-            owners[artifact.digest] = owners.get(artifact.digest, frozenset()) | {e.submission_id}
-        digest_owners = owners.finish()
-    state = replace(state, latest=e.submission_id, digest_owners=digest_owners)
-    return _put_submission(state, replace(sub, feedback=feedback))
-
-
-def _bulk_evicted(state: MirrorState, e: BulkEvicted) -> MirrorState:
-    evicted = frozenset(e.digests)
-    affected = sorted({sid for d in e.digests for sid in state.digest_owners.get(d, frozenset())})
-    for sid in affected:
-        sub = state.submissions[sid]
-        if sub.feedback is None:
-            continue
-        artifacts = tuple(
-            replace(a, evicted=True) if a.digest in evicted and not a.evicted else a for a in sub.feedback.artifacts
-        )
-        if artifacts != sub.feedback.artifacts:
-            state = _put_submission(state, replace(sub, feedback=replace(sub.feedback, artifacts=artifacts)))
-    record = e.model_dump(mode="json", include={"digests", "submission_ids", "bytes_freed", "reason"})
-    evictions = state.evictions.set(len(state.evictions), canonical_json(record))
-    bytes_freed = state.bytes_freed + e.bytes_freed
-    files = state.files.set(RETENTION_PATH, _retention_file(evictions, bytes_freed))
-    return replace(state, evictions=evictions, bytes_freed=bytes_freed, files=files)
-
-
-def _rejected(state: MirrorState, record: bytes) -> MirrorState:
-    rejections = append_listed(state.rejections, record)
-    total = state.rejections_total + 1
-    files = state.files.set(REJECTIONS_PATH, _list_file(omitted_note(total), "rejections", rejections))
-    return replace(state, rejections=rejections, rejections_total=total, files=files)
-
-
-def _submission_rejected(state: MirrorState, e: SubmissionRejected) -> MirrorState:
-    return _rejected(state, rejection_record(e.kind, e.code, e.message, e.retryable, e.request))
-
-
-def _finish_rejected(state: MirrorState, e: FinishRejected) -> MirrorState:
-    return _rejected(state, rejection_record(e.kind, e.code, e.message, e.retryable, e.request or None))
-
-
-_HANDLERS: Final[dict[str, Callable[[MirrorState, Any], MirrorState]]] = {
-    "submission-accepted": _submission_accepted,
-    "episode-finished": _episode_finished,
-    "infra-fault": _infra_fault,
-    "feedback-published": _feedback_published,
-    "bulk-evicted": _bulk_evicted,
-    "submission-rejected": _submission_rejected,
-    "finish-rejected": _finish_rejected,
-}
 
 
 def apply(state: MirrorState, event: EventBase, visibility: Visibility | None = None) -> MirrorState:
@@ -373,31 +336,234 @@ def apply(state: MirrorState, event: EventBase, visibility: Visibility | None = 
     ``visibility`` is the stored row's visibility (default: the Event class's). If either says
     ``host`` the state is returned unchanged: a host Event never influences the mirror.
     """
-    if visibility is not None and visibility not in ("public", "host"):
-        raise InputError(f"visibility must be 'public' or 'host', got {visibility!r}; pass the stored row's value")
-    if visibility == "host" or type(event).visibility != "public":
-        return state
-    handler = _HANDLERS.get(event.kind)
-    new = handler(state, event) if handler is not None else state
-    return replace(new, events=state.events + 1)
+    builder = MirrorBuilder(state)
+    builder.add(event, visibility)
+    return builder.build()
 
 
 def fold(events: Iterable[EventBase | tuple[Visibility, EventBase]], state: MirrorState | None = None) -> MirrorState:
     """Fold ``events`` (Events, or ``(visibility, event)`` pairs from stored rows) from ``state`` or zero.
 
-    From zero this runs the batch fold of ``projections.mirror_builder`` (equal to applying
-    :func:`apply` Event by Event); from a given ``state`` it applies them one by one.
-    From a Ledger: ``fold((r.stored.visibility, r.event) for r in ledger.events())``.
+    Equal to applying :func:`apply` Event by Event. From a Ledger:
+    ``fold((r.stored.visibility, r.event) for r in ledger.events())``.
     """
-    if state is None:
-        from evoledger.projections.mirror_builder import fold_from_zero  # it builds on this module
-
-        return fold_from_zero(events)
-    current = state
+    builder = MirrorBuilder(state)
+    add = builder.add
     for item in events:
         if isinstance(item, tuple):
-            visibility, event = item
-            current = apply(current, event, visibility)
+            add(item[1], item[0])
         else:
-            current = apply(current, item)
-    return current
+            add(item)
+    return builder.build()
+
+
+def mirror_episode(e: EpisodeFinished) -> MirrorEpisode:
+    """The :class:`MirrorEpisode` an ``episode-finished`` Event shows the Agent."""
+    failure = e.failure
+    if failure is None:
+        return MirrorEpisode(e.status, e.episode_return, e.steps, None, None, None, e.policy_log_digest)
+    return MirrorEpisode(
+        e.status,
+        e.episode_return,
+        e.steps,
+        failure.code,
+        failure.message,
+        failure.traceback_digest,
+        e.policy_log_digest,
+    )
+
+
+class _SubmissionDraft:
+    """A :class:`MirrorSubmission` being folded: mutable fields, results as a persistent-map mutation."""
+
+    __slots__ = ("episodes", "feedback", "infra_faults", "program_digest", "results")
+
+    def __init__(self, sub: MirrorSubmission) -> None:
+        self.program_digest, self.episodes = sub.program_digest, sub.episodes
+        self.results: MapMutation[int, MirrorEpisode] = sub.results.mutate()
+        self.infra_faults = sub.infra_faults
+        self.feedback = sub.feedback
+
+    def freeze(self, submission_id: str) -> MirrorSubmission:
+        return MirrorSubmission(
+            submission_id, self.program_digest, self.episodes, self.results.finish(), self.infra_faults, self.feedback
+        )
+
+
+class MirrorBuilder:
+    """The mutable draft of a :class:`MirrorState` that the handlers drive; :meth:`build` freezes it.
+
+    ``MirrorBuilder(state)`` continues from ``state`` (default: the empty mirror), which is only read.
+    :meth:`add` takes an Event and optionally its stored visibility, exactly like :func:`apply`.
+    A builder belongs to one fold.
+    """
+
+    __slots__ = (
+        "_evictions_grew",
+        "_rejections_grew",
+        "_subs",
+        "bytes_freed",
+        "events",
+        "evictions",
+        "head",
+        "latest",
+        "owners",
+        "rejections",
+        "rejections_total",
+    )
+
+    def __init__(self, state: MirrorState | None = None) -> None:
+        self._start(state if state is not None else MirrorState())
+
+    def _start(self, state: MirrorState) -> None:
+        self.head = state
+        self._subs: dict[str, _SubmissionDraft] = {}
+        self.latest = state.latest
+        self.owners: MapMutation[str, frozenset[str]] = state.digest_owners.mutate()
+        self.evictions: MapMutation[int, bytes] = state.evictions.mutate()
+        self.bytes_freed = state.bytes_freed
+        self.rejections = state.rejections
+        self.rejections_total = state.rejections_total
+        self.events = state.events
+        self._evictions_grew = self._rejections_grew = False
+
+    def add(self, event: EventBase, visibility: Visibility | None = None) -> None:
+        """Fold one Event (see :func:`apply` for ``visibility``)."""
+        kind = type(event)
+        if visibility != "public" and visibility is not None:
+            if visibility != "host":
+                raise InputError(
+                    f"visibility must be 'public' or 'host', got {visibility!r}; pass the stored row's value"
+                )
+            return
+        if kind.visibility != "public":
+            return
+        handler = _handler_of(kind)
+        if handler is not None:
+            handler(event, self)
+        self.events += 1
+
+    def submission(self, submission_id: str | None) -> _SubmissionDraft | None:
+        """The draft of accepted Submission ``submission_id`` (``None``: unknown, or an Evaluation's)."""
+        if submission_id is None:
+            return None
+        draft = self._subs.get(submission_id)
+        if draft is None:
+            sub = self.head.submissions.get(submission_id)
+            if sub is None:
+                return None
+            draft = self._subs[submission_id] = _SubmissionDraft(sub)
+        return draft
+
+    def build(self) -> MirrorState:
+        """The folded mirror: re-renders the files of what changed (the builder may go on folding afterwards)."""
+        head = self.head
+        evictions = self.evictions.finish()
+        with head.files.mutate() as files, head.submissions.mutate() as subs:
+            for sid, draft in self._subs.items():
+                new, old = draft.freeze(sid), head.submissions.get(sid)
+                subs[sid] = new
+                old_files = old.files() if old is not None else {}
+                new_files = new.files()
+                for path in old_files.keys() - new_files.keys():
+                    del files[path]
+                for path, source in new_files.items():
+                    if old_files.get(path) != source:
+                        files[path] = source
+            latest = self.latest
+            if latest is not None and (latest != head.latest or latest in self._subs):
+                files[LATEST_PATH] = files[f"{latest}/feedback.json"]
+            if self._evictions_grew:
+                files[RETENTION_PATH] = _retention_file(evictions, self.bytes_freed)
+            if self._rejections_grew:
+                note = omitted_note(self.rejections_total)
+                files[REJECTIONS_PATH] = _list_file(note, "rejections", self.rejections)
+            state = MirrorState(
+                files=files.finish(),
+                submissions=subs.finish(),
+                latest=latest,
+                digest_owners=self.owners.finish(),
+                evictions=evictions,
+                bytes_freed=self.bytes_freed,
+                rejections=self.rejections,
+                rejections_total=self.rejections_total,
+                events=self.events,
+            )
+        self._start(state)
+        return state
+
+    def rejected(self, record: bytes) -> None:
+        """List one more refusal in ``rejections.json``."""
+        self.rejections = append_listed(self.rejections, record)
+        self.rejections_total += 1
+        self._rejections_grew = True
+
+
+# -- one handler per Event kind ---------------------------------------------------------------------------
+
+_HANDLERS: Final[Handlers[MirrorBuilder]] = Handlers()
+_handler_of: Final = _HANDLERS.of
+
+
+@_HANDLERS.on(SubmissionAccepted)
+def _submission_accepted(e: SubmissionAccepted, b: MirrorBuilder) -> None:
+    if b.submission(e.submission_id) is not None:
+        return  # the first acceptance wins; a Host never repeats one
+    sub = MirrorSubmission(submission_id=e.submission_id, program_digest=e.program_digest, episodes=tuple(e.episodes))
+    b._subs[e.submission_id] = _SubmissionDraft(sub)
+
+
+@_HANDLERS.on(EpisodeFinished)
+def _episode_finished(e: EpisodeFinished, b: MirrorBuilder) -> None:
+    sid = e.submission_id
+    sub = (b._subs.get(sid) if sid is not None else None) or b.submission(sid)  # (the first: the common case)
+    if sub is not None:  # else a standalone Evaluation's Episode, or an unknown Submission
+        sub.results[e.index] = mirror_episode(e)
+
+
+@_HANDLERS.on(InfraFault)
+def _infra_fault(e: InfraFault, b: MirrorBuilder) -> None:
+    sub = b.submission(e.submission_id)
+    if sub is not None:
+        sub.infra_faults = sub.infra_faults | frozenset(e.indices)
+
+
+@_HANDLERS.on(FeedbackPublished)
+def _feedback_published(e: FeedbackPublished, b: MirrorBuilder) -> None:
+    sub = b.submission(e.submission_id)
+    if sub is None or sub.feedback is not None:
+        return  # unknown Submission, or a repeated publication (the first one wins)
+    artifacts = tuple(MirrorArtifact(a.name, a.media_type, a.digest, a.size, a.retention) for a in e.artifacts)
+    sub.feedback = MirrorFeedback(e.score, e.content_digest, e.budget_used, e.budget_left, artifacts)
+    owners = b.owners
+    for artifact in artifacts:
+        owners[artifact.digest] = owners.get(artifact.digest, frozenset()) | {e.submission_id}
+    b.latest = e.submission_id
+
+
+@_HANDLERS.on(BulkEvicted)
+def _bulk_evicted(e: BulkEvicted, b: MirrorBuilder) -> None:
+    evicted = frozenset(e.digests)
+    for sid in sorted({sid for d in e.digests for sid in b.owners.get(d, frozenset())}):
+        sub = b.submission(sid)
+        if sub is None or sub.feedback is None:
+            continue
+        artifacts = tuple(
+            replace(a, evicted=True) if a.digest in evicted and not a.evicted else a for a in sub.feedback.artifacts
+        )
+        if artifacts != sub.feedback.artifacts:
+            sub.feedback = replace(sub.feedback, artifacts=artifacts)
+    record = e.model_dump(mode="json", include={"digests", "submission_ids", "bytes_freed", "reason"})
+    b.evictions[len(b.evictions)] = canonical_json(record)
+    b.bytes_freed += e.bytes_freed
+    b._evictions_grew = True
+
+
+@_HANDLERS.on(SubmissionRejected)
+def _submission_rejected(e: SubmissionRejected, b: MirrorBuilder) -> None:
+    b.rejected(rejection_record(e.kind, e.code, e.message, e.retryable, e.request))
+
+
+@_HANDLERS.on(FinishRejected)
+def _finish_rejected(e: FinishRejected, b: MirrorBuilder) -> None:
+    b.rejected(rejection_record(e.kind, e.code, e.message, e.retryable, e.request or None))

@@ -25,9 +25,9 @@ they alone exceed the cap). Decisions are deterministic: digests in the order th
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any, Final
+from typing import Final
 
 from evoledger.ledger.errors import ConfigError, InputError
 from evoledger.ledger.events import BulkEvicted, EventBase, FeedbackPublished
@@ -211,16 +211,13 @@ def _bulk_evicted(state: RetentionState, e: BulkEvicted) -> RetentionState:
     )
 
 
-_HANDLERS: Final[dict[str, Callable[[RetentionState, Any], RetentionState]]] = {
-    "feedback-published": _feedback_published,
-    "bulk-evicted": _bulk_evicted,
-}
-
-
 def apply(state: RetentionState, event: EventBase) -> RetentionState:
     """The retention state after ``event`` (kinds other than the two above change nothing)."""
-    handler = _HANDLERS.get(event.kind)
-    return handler(state, event) if handler is not None else state
+    if isinstance(event, FeedbackPublished):
+        return _feedback_published(state, event)
+    if isinstance(event, BulkEvicted):
+        return _bulk_evicted(state, event)
+    return state
 
 
 def fold(events: Iterable[EventBase], state: RetentionState | None = None) -> RetentionState:

@@ -12,20 +12,37 @@ The one rule today, ``mean_return``: the mean over the Episodes that were not in
 Episode's return, an Episode the Policy failed (any status other than ``ok`` and ``infra_fault``)
 counting ``failure_return``; no Episode left: ``None``. The sum is exact (``math.fsum``), so the result
 does not depend on the order of the Episodes; ``digits`` rounds it.
+
+The selection's tie-break rule lives here too, once: :func:`rank_key` orders Candidates by score (per
+the Benchmark's score direction), then fewer Policy failures, then earlier finish position. The Host
+selects with it, the run-state projection ranks the recorded Candidates with it, and the audit checks
+the recorded selection with it.
 """
 
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
-from typing import Any, Literal
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Literal, Protocol, TypeVar
 
 from evoledger.ledger.errors import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["ScoreRule", "ScoreRuleError", "recorded_score_rule", "score_episodes"]
+__all__ = [
+    "Ranked",
+    "ScoreDirection",
+    "ScoreRule",
+    "ScoreRuleError",
+    "rank_candidates",
+    "rank_key",
+    "recorded_score_rule",
+    "score_episodes",
+]
 
 _INFRA_FAULT = "infra_fault"
+
+ScoreDirection = Literal["maximize", "minimize"]
+"""Whether a higher or a lower score is better (a Benchmark declares it in its spec)."""
 
 
 class ScoreRuleError(SchemaError):
@@ -83,3 +100,32 @@ def recorded_score_rule(spec: Mapping[str, Any]) -> ScoreRule | None:
             f"benchmark_spec.scoring {raw!r:.200} is not a known rule ({first['loc']}: {first['msg']}); "
             "this evoledger knows the rule 'mean_return'"
         ) from exc
+
+
+class Ranked(Protocol):
+    """What the tie-break rule reads of a Candidate (``CandidateScore``, the Host's and the audit's records)."""
+
+    @property
+    def score(self) -> float | None: ...
+
+    @property
+    def policy_failures(self) -> int: ...
+
+    @property
+    def finish_position(self) -> int: ...
+
+
+_R = TypeVar("_R", bound=Ranked)
+
+
+def rank_key(candidate: Ranked, direction: str) -> tuple[int, float, int, int]:
+    """The tie-break rule as a sort key (smallest is best): score per direction (None last), failures, position."""
+    if candidate.score is None:
+        return (1, 0.0, candidate.policy_failures, candidate.finish_position)
+    signed = -candidate.score if direction == "maximize" else candidate.score
+    return (0, signed, candidate.policy_failures, candidate.finish_position)
+
+
+def rank_candidates(candidates: Sequence[_R], direction: str) -> list[_R]:
+    """``candidates`` best first under :func:`rank_key`."""
+    return sorted(candidates, key=lambda c: rank_key(c, direction))

@@ -8,6 +8,7 @@ import click
 from evoledger.kernel.cli.options import echo_json, isolation_choice
 from evoledger.kernel.cli.progress import note, spinner, verbosity_options
 from evoledger.kernel.cli.recorded_isolation import NO_ISOLATION_HELP, RECORDED_ISOLATION_HELP, recorded_code_isolation
+from evoledger.kernel.cli.run_summary import print_summary
 from evoledger.kernel.cli.terminal_text import cell, markup
 from evoledger.kernel.replay import CheckResult, ReplayReport, replay
 from evoledger.ledger.signing_keys import parse_trusted_key
@@ -149,6 +150,8 @@ def replay_command(
     if as_json:
         echo_json(report.to_dict())
     else:
+        if report.run_result is not None:  # the Run as its log tells it, then the audit's verdict
+            print_summary(report.run_result, Console(), audit_hint=False)
         print_report(report, Console())
     if not report.ok:
         raise SystemExit(report.exit_code)

@@ -11,8 +11,8 @@ from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_o
 from evoledger.kernel.cli.options import echo_json, isolation_choice
 from evoledger.kernel.cli.progress import bar, note, run_watcher, verbosity_options
 from evoledger.kernel.cli.recorded_isolation import NO_ISOLATION_HELP, RECORDED_ISOLATION_HELP, recorded_code_isolation
-from evoledger.kernel.cli.run_command import print_summary
 from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run, resume_hint_on_interrupt
+from evoledger.kernel.cli.run_summary import print_summary
 from evoledger.kernel.run.resume import resume
 from rich.console import Console
 

@@ -18,48 +18,14 @@ from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_o
 from evoledger.kernel.cli.options import echo_json, parse_config_pairs
 from evoledger.kernel.cli.progress import bar, judging_text, note, run_watcher, verbosity_options
 from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run, resume_hint_on_interrupt
-from evoledger.kernel.cli.terminal_text import cell, markup
+from evoledger.kernel.cli.run_summary import print_summary, seed_line
+from evoledger.kernel.cli.terminal_text import markup
 from evoledger.kernel.execution import resolve_isolation
 from evoledger.kernel.registry import BenchmarkRef
-from evoledger.kernel.run import RunConfig, RunResult, run
+from evoledger.kernel.run import RunConfig, run
 from rich.console import Console
-from rich.table import Table
 
-__all__ = ["RUN_FLAGS", "RUN_OPTIONS", "print_summary", "run_command", "seed_line"]
-
-
-def print_summary(result: RunResult, console: Console) -> None:
-    """The end-of-Run tables: Submissions, then the verdict."""
-    table = Table(title=cell(f"Run {result.run_dir.name}: submissions"))
-    for column in ("submission", "episodes", "public score", "policy failures", "selected"):
-        table.add_column(column)
-    for s in result.submissions:
-        score = "n/a" if s.score is None else f"{s.score:.3f}"
-        mark = "★" if s.submission_id == result.selected else ""
-        table.add_row(cell(s.submission_id), str(s.episodes), score, str(s.policy_failures), mark)
-    console.print(table)
-    verdict = Table(title="verdict", show_header=False)
-    verdict.add_column("what")
-    verdict.add_column("value")
-    verdict.add_row("terminal reason", cell(result.reason))
-    verdict.add_row("selected Candidate", cell(result.selected or "none"))
-    for v in result.validation:
-        score = "n/a" if v.score is None else f"{v.score:.3f}"
-        verdict.add_row(cell(f"validation {v.submission_id}"), f"{score} ({v.policy_failures} failures)")
-    assessed = "n/a" if result.assessment_score is None else f"{result.assessment_score:.3f}"
-    verdict.add_row("assessment score", assessed)
-    verdict.add_row("budget used", f"{result.budget_used} of {result.budget_total}")
-    verdict.add_row("seed", seed_line(result.seed))
-    verdict.add_row("signed by", result.signer or "unsigned")
-    console.print(verdict)
-    console.print(f"audit it: evoledger replay {markup(result.run_dir)}")
-
-
-def seed_line(seed: int | None) -> str:
-    """How the Run's Host seeds were made, said plainly (for the header and the summary)."""
-    if seed is None:
-        return "random (secret key): held-out Episodes are unpredictable"
-    return f"{seed} (key derived from it): reproducible, and held-out Episodes are predictable by anyone who knows it"
+__all__ = ["RUN_FLAGS", "RUN_OPTIONS", "run_command"]
 
 
 RUN_FLAGS: Final[dict[str, tuple[str, ...]]] = {

@@ -57,6 +57,7 @@ from evoledger.kernel.replay.side_process import start_side_checks
 from evoledger.kernel.replay.signature import check_run_signature, with_signature
 from evoledger.kernel.run.config import PROTOCOL_EPISODE_CAP
 from evoledger.kernel.run.layout import RunLayout
+from evoledger.kernel.run.runner import RunResult
 from evoledger.ledger.errors import LedgerError, LedgerNotFoundError
 from evoledger.ledger.signing_keys import PublicKey
 from evoledger.ledger.verify import VerifyReport, verify, verify_opened
@@ -250,7 +251,7 @@ def replay(
         try:
             if execute and not trust_benchmark:
                 _refuse_untrusted_execution(record)
-            integrity, protocol, report, projection_result, rebuilt = _checks_1_to_3(
+            integrity, protocol, report, projection_result, rebuilt, run_result = _checks_1_to_3(
                 root, record, rebuild, parallel, trust_benchmark
             )
             signature = check_run_signature(root, record.rows, integrity, trusted_key)
@@ -268,7 +269,11 @@ def replay(
         else:
             execution = CheckResult.skipped("execution", "not asked for (--execute re-runs every recorded Episode)")
     return ReplayReport(
-        str(root), (integrity, protocol, projection_result, execution), rebuilt=rebuilt, signature=signature.to_dict()
+        str(root),
+        (integrity, protocol, projection_result, execution),
+        rebuilt=rebuilt,
+        signature=signature.to_dict(),
+        run_result=run_result,
     )
 
 
@@ -284,7 +289,7 @@ def _refuse_untrusted_execution(record: RunRecord) -> None:
 
 def _checks_1_to_3(
     root: Path, record: RunRecord, rebuild: bool, parallel: bool | None, trust_benchmark: bool
-) -> tuple[CheckResult, CheckResult, audit.AuditReport, CheckResult, dict[str, Any] | None]:
+) -> tuple[CheckResult, CheckResult, audit.AuditReport, CheckResult, dict[str, Any] | None, RunResult]:
     side = None
     if parallel is not False:
         side = start_side_checks(
@@ -317,4 +322,4 @@ def _checks_1_to_3(
     rebuilt = projections.rebuild_mirror() if rebuild else None
     if rebuilt is not None and integrity.status == "fail":
         rebuilt["warning"] = "rebuilt from a log that fails the integrity check: the mirror shows what it says"
-    return integrity, protocol, report, projections.check(), rebuilt
+    return integrity, protocol, report, projections.check(), rebuilt, projections.summary()

@@ -1,16 +1,18 @@
-"""Reading an ``episode-finished`` payload dict without pydantic, when it is certainly valid.
+"""Reading an ``episode-finished`` payload dict without pydantic validation, when it is certainly valid.
 
 About half of a Run's Events are ``episode-finished``; validating each with pydantic costs more than
-everything else replay does with it. :func:`read_finished_episode` takes the payload as the protocol
-audit parsed it and returns what the run-state and mirror projections need, but only when the dict
+everything else replay does with it (``bench/replay_bench.py``: the one pass over the log takes about
+half as long again without this reader). :func:`read_finished_episode` takes the payload as the
+protocol audit parsed it and returns the ``EpisodeFinished`` Event built from it without validation --
+the cheaper input the projections' own handlers then fold like any other Event -- but only when the dict
 is, beyond doubt, one that ``EpisodeFinished`` validates *to the same values*: every field present
 (none repeated from the row), exact JSON types (no int where a float is stored, no bool for an int),
 the same patterns, ranges and cross-field rules as the model. Anything else -- a missing or extra
 key, a non-ASCII message, nested metrics, a float too large to be sure it was not an integer that
 orjson widened (|x| >= 2**63) -- returns ``None`` and the caller validates the Event with pydantic as
-before, so schema findings and folded values are unchanged. A property-based test compares the two
-on mutated payloads; keep the two in step when the ``EpisodeFinished`` schema changes (that test
-fails when they drift).
+before, so schema findings and folded values are unchanged. A property-based test compares the Event
+built here with the validated one on mutated payloads; keep the two in step when the ``EpisodeFinished``
+schema changes (that test fails when they drift).
 """
 
 from __future__ import annotations
@@ -18,9 +20,8 @@ from __future__ import annotations
 import re
 from typing import Any, Final
 
-from evoledger.projections.mirror import MirrorEpisode
-from evoledger.projections.run_state import EpisodeView
-from immutables import Map
+from evoledger.ledger.events import EpisodeFailure, EpisodeFinished
+from pydantic import BaseModel
 
 __all__ = ["EpisodeReader", "FinishedEpisode", "read_finished_episode"]
 
@@ -52,13 +53,31 @@ _SUBMISSION: Final = re.compile(r"submission-[0-9]{6,}").fullmatch
 _EVALUATION: Final = re.compile(r"evaluation-[A-Za-z0-9][A-Za-z0-9._-]{0,63}").fullmatch
 _MESSAGE_MAX: Final = 65536
 _WIDE: Final = float(2**63)
-_EMPTY: Final[Map[str, Any]] = Map()
+_IDENTITY: Final = {name: EpisodeFinished.model_fields[name].default for name in ("kind", "version")}
+_FIELDS_SET: Final = frozenset(_KEYS)
+_FAILURE_FIELDS_SET: Final = frozenset(_FAILURE_KEYS)
+_SHARED_FIELDS_SET: Final = set(_KEYS)
+"""The fields set of every Event built here, one set for all: allocating one per Episode costs more than the rest of
+the build. Safe because the Events are transient (the projections keep views, never them) and frozen, and pydantic
+copies a model's fields set before it changes one (``model_copy``)."""
+_new: Final = object.__new__
+_set: Final = object.__setattr__
 
 
-FinishedEpisode = tuple[str | None, int, EpisodeView, MirrorEpisode, tuple[str, ...]]
-"""``(submission_id, index, view, shown, digests)``: what the projections take from a valid payload --
-``run_state.episode_view`` and ``mirror_builder.mirror_episode`` of the Event -- and the Object
-digests of its trajectory, policy log and traceback fields (a plain tuple: it is made per Episode)."""
+FinishedEpisode = tuple[EpisodeFinished, tuple[str, ...]]
+"""``(event, digests)``: the Event a valid payload records, and the Object digests of its trajectory,
+policy log and traceback fields (a plain tuple: it is made per Episode)."""
+
+
+def _built(cls: type[BaseModel], fields: dict[str, Any], fields_set: frozenset[str]) -> Any:
+    """The ``cls`` instance of already-valid ``fields``, built the way pydantic's ``model_construct`` builds one
+    (without validation), minus its per-field default handling: every field is present."""
+    model = _new(cls)
+    _set(model, "__dict__", fields)
+    _set(model, "__pydantic_fields_set__", set(fields_set))
+    _set(model, "__pydantic_extra__", None)
+    _set(model, "__pydantic_private__", None)
+    return model
 
 
 def _flat_json(metrics: dict[Any, Any]) -> bool:
@@ -84,7 +103,7 @@ class EpisodeReader:
         self._ids: set[str] = set()
 
     def read(self, data: dict[str, Any]) -> FinishedEpisode | None:
-        """The projections' view of a valid ``episode-finished`` payload, or ``None`` when pydantic must decide."""
+        """The Event a valid ``episode-finished`` payload records, or ``None`` when pydantic must decide."""
         if data.keys() != _KEYS:
             return None
         sid, evaluation, split, status = data["submission_id"], data["evaluation_id"], data["split"], data["status"]
@@ -128,7 +147,7 @@ class EpisodeReader:
         if failure is None:
             if status != "ok":
                 return None
-            code = message = traceback = None
+            message = traceback = None
         else:
             if type(failure) is not dict or failure.keys() != _FAILURE_KEYS:
                 return None
@@ -148,10 +167,15 @@ class EpisodeReader:
             return None
         else:
             digests = (trajectory, log) if traceback is None else (trajectory, log, traceback)
-        view = EpisodeView(
-            status, ret, steps, terminated, truncated, trajectory, message, Map(metrics) if metrics else _EMPTY
-        )
-        return sid, index, view, MirrorEpisode(index, status, ret, steps, code, message, traceback, log), digests
+        fields = {**data, **_IDENTITY}
+        if failure is not None:
+            fields["failure"] = _built(EpisodeFailure, dict(failure), _FAILURE_FIELDS_SET)
+        event = _new(EpisodeFinished)  # what _built does, inline: this runs once per Episode
+        _set(event, "__dict__", fields)
+        _set(event, "__pydantic_fields_set__", _SHARED_FIELDS_SET)
+        _set(event, "__pydantic_extra__", None)
+        _set(event, "__pydantic_private__", None)
+        return event, digests
 
 
 def read_finished_episode(data: dict[str, Any]) -> FinishedEpisode | None:

@@ -2,7 +2,8 @@
 
 Every payload is parsed once, by the audit (:meth:`AuditFold.parsed`, orjson), and the parsed dict is
 shared: an ``episode-finished`` payload the reader of ``kernel.replay.episode_reader`` can vouch for
-goes to the run-state and mirror builders without pydantic; every other folded kind is validated
+becomes its Event without pydantic validation, folded by the projections' own handlers like any other
+Event; every other folded kind is validated
 with pydantic (``from_stored``) exactly as before, and a payload that fails is a ``schema`` finding
 and is left out of the projections. ``episode-started``, ``episode-planned`` and
 ``program-snapshotted`` change none of the three projections and are not parsed for them.
@@ -29,13 +30,12 @@ import orjson
 from evoledger.kernel.replay.episode_reader import EpisodeReader
 from evoledger.kernel.replay.report import Finding
 from evoledger.ledger.errors import LedgerError
-from evoledger.ledger.events import CandidateSelected, current_version, from_stored
+from evoledger.ledger.events import current_version, from_stored
 from evoledger.ledger.records import StoredEvent
 from evoledger.ledger.verify import LogRow
 from evoledger.projections import retention
 from evoledger.projections.audit import AuditFold, AuditReport
-from evoledger.projections.mirror import MirrorState
-from evoledger.projections.mirror_builder import MirrorBuilder
+from evoledger.projections.mirror import MirrorBuilder, MirrorState
 from evoledger.projections.retention import RetentionState
 from evoledger.projections.run_state import RunState, RunStateBuilder
 
@@ -60,12 +60,11 @@ _EPISODE_VERSION: Final = current_version(_EPISODE)
 
 @dataclass(frozen=True, slots=True)
 class FoldedProjections:
-    """The three projections folded from a log, the last selection, and the Events that could not be folded."""
+    """The three projections folded from a log, and the Events that could not be folded."""
 
     run_state: RunState
     mirror: MirrorState
     retention: RetentionState
-    selection: CandidateSelected | None
     findings: tuple[Finding, ...]
     """``schema`` findings: Events whose payload the schema refuses (left out of the projections)."""
 
@@ -138,10 +137,9 @@ def _fold_projections(
     """Fold the projections; ``parsed`` yields each row's payload dict (the audit's), else payloads are parsed here."""
     unfolded = UNFOLDED_KINDS
     runs, mirrors, kept = RunStateBuilder(), MirrorBuilder(), RetentionState()
-    run_episode, mirror_episode, read = runs.episode_finished, mirrors.episode_finished, EpisodeReader().read
+    run_add, mirror_add, read = runs.add, mirrors.add, EpisodeReader().read
     findings: list[Finding] = []
     references: dict[int, tuple[str, ...]] = {}
-    selection: CandidateSelected | None = None
     datas = parsed if parsed is not None else itertools.repeat(None, len(rows))
     for (seq, kind, version, visibility, payload, prev_hash, digest, recorded_at), shared in zip(
         rows, datas, strict=True
@@ -151,10 +149,10 @@ def _fold_projections(
         if kind == _EPISODE and version == _EPISODE_VERSION and visibility == "public":
             data = shared if parsed is not None else _as_dict(payload)
             episode = read(data) if data is not None else None
-            if episode is not None:
-                sid, _index, view, shown, digests = episode
-                run_episode(sid, shown.index, view)
-                mirror_episode(sid, shown)
+            if episode is not None:  # (retention folds no episode-finished)
+                finished, digests = episode
+                run_add(finished)
+                mirror_add(finished, "public")
                 if payload.count(b"sha256:") == len(digests) and b"\\" not in payload:
                     references[seq] = digests
                 continue
@@ -163,9 +161,7 @@ def _fold_projections(
         except LedgerError as exc:
             findings.append(Finding("schema", f"cannot fold this Event into the projections: {exc}", seq=seq))
             continue
-        runs.add(event)
-        mirrors.add(event, visibility)
+        run_add(event)
+        mirror_add(event, visibility)
         kept = retention.apply(kept, event)
-        if isinstance(event, CandidateSelected):
-            selection = event
-    return FoldedProjections(runs.build(), mirrors.build(), kept, selection, tuple(findings)), references
+    return FoldedProjections(runs.build(), mirrors.build(), kept, tuple(findings)), references

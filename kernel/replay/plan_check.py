@@ -28,7 +28,7 @@ from evoledger.kernel.registry import is_import_string, resolve_recorded
 from evoledger.kernel.replay.record import RunRecord
 from evoledger.kernel.replay.report import Finding
 from evoledger.ledger.canonical import canonical_json
-from evoledger.projections.audit_rules import PlannedSeed
+from evoledger.projections.audit import PlannedSeed
 
 __all__ = ["plan_findings"]
 

@@ -2,8 +2,9 @@
 
 * **run state**: ``projections.run_state`` folded from the log, summarised exactly as the Host
   summarises it, equals ``host/report.json`` (where present; its ``run_dir`` is not compared, so a
-  copied Run still passes). The Validation ranking is re-derived from ``candidate-selected``. Its scores
-  also equal those the audit recomputed from the recorded Episodes (``projections.audit_scores``).
+  copied Run still passes). The Validation rows are the run state's (``candidate-selected``, ranked by the
+  selection's rule). Its scores also equal those the audit recomputed from the recorded Episodes
+  (``projections.audit_scores``).
 * **mirror**: ``projections.mirror`` folded from the log equals ``workspace/feedback/``
   (``diff_mirror``), file by file.
 * **Program copies**: every materialized copy under ``host/programs/`` equals its snapshot
@@ -20,6 +21,7 @@ from __future__ import annotations
 
 import json
 import time
+from dataclasses import replace
 from typing import Any, Final
 
 from evoledger.kernel.replay.log_pass import UNFOLDED_KINDS, FoldedProjections, fold_log
@@ -27,9 +29,8 @@ from evoledger.kernel.replay.program_copies import program_copy_findings
 from evoledger.kernel.replay.record import RunRecord
 from evoledger.kernel.replay.report import CheckResult, Finding
 from evoledger.kernel.run.config import PROTOCOL_EPISODE_CAP
-from evoledger.kernel.run.judging import CandidateResult, rank_candidates
 from evoledger.kernel.run.layout import read_report
-from evoledger.kernel.run.runner import summarize
+from evoledger.kernel.run.runner import RunResult, summarize
 from evoledger.ledger.errors import LedgerError, UnsafePathError
 from evoledger.projections import retention
 from evoledger.projections.audit import AuditReport
@@ -92,6 +93,7 @@ class ProjectionRebuild:
         self.record = record
         self.audit = audit
         self._mirror_result: tuple[list[Finding], int] | None = None
+        self._summary: RunResult | None = None
         if folded is None:
             folded = fold_log(record.rows, episode_cap=PROTOCOL_EPISODE_CAP, max_violations=0).projections
         self.folded = folded
@@ -99,7 +101,6 @@ class ProjectionRebuild:
         self.run_state = folded.run_state
         self.mirror = folded.mirror
         self.retention = folded.retention
-        self.selection = folded.selection
         self.fold_seconds = time.perf_counter() - start
 
     def rebuild_mirror(self) -> dict[str, Any]:
@@ -151,18 +152,18 @@ class ProjectionRebuild:
     def _direction(self) -> str | None:
         return self.audit.score_direction if self.audit is not None else None
 
-    def _validation(self) -> list[dict[str, Any]]:
-        selection = self.selection
-        if selection is None:
-            return []
-        results = [
-            CandidateResult(s.submission_id, s.program_digest, s.finish_position, s.score, s.policy_failures)
-            for s in selection.scores
-        ]
-        ranked = rank_candidates(results, self._direction() or "maximize")
-        return [
-            {"submission_id": r.submission_id, "score": r.score, "policy_failures": r.policy_failures} for r in ranked
-        ]
+    def summary(self) -> RunResult:
+        """The Run's summary as the log tells it: what ``evoledger run`` and ``resume`` print and report.
+
+        Made once, when first asked for: set :attr:`audit` (whose score direction it may need) before."""
+        if self._summary is not None:
+            return self._summary
+        state = self.run_state
+        direction = self._direction()
+        if state.score_direction is None and direction in ("maximize", "minimize"):  # learnt by the audit
+            state = replace(state, score_direction="maximize" if direction == "maximize" else "minimize")
+        self._summary = summarize(self.record.layout, state)
+        return self._summary
 
     def _unsafe_entries(self) -> list[Finding]:
         """A link, fifo or device where the Host writes (``workspace``, ``host``, ...): reported, never followed."""
@@ -194,7 +195,7 @@ class ProjectionRebuild:
             on_disk = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, json.JSONDecodeError, RecursionError) as exc:
             return [Finding("report_unreadable", f"{where} is not readable JSON: {exc}", path=where)]
-        rebuilt = summarize(self.record.layout, self.run_state, self._validation()).model_dump(mode="json")
+        rebuilt = self.summary().model_dump(mode="json")
         if not isinstance(on_disk, dict):
             return [Finding("report_mismatch", f"{where} is not a JSON object", path=where)]
         scores = self.audit.scores if self.audit is not None else None

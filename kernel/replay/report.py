@@ -8,8 +8,11 @@ Object (``digest``) or file (``path``) that shows it and says what it means.
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass
-from typing import Any, Final, Literal
+from dataclasses import asdict, dataclass, replace
+from typing import TYPE_CHECKING, Any, Final, Literal
+
+if TYPE_CHECKING:
+    from evoledger.kernel.run.runner import RunResult
 
 __all__ = ["CHECK_NAMES", "CheckResult", "CheckStatus", "Finding", "ReplayReport", "Severity"]
 
@@ -75,6 +78,9 @@ class ReplayReport:
     """What ``--rebuild`` did to ``workspace/feedback/`` (files written and deleted), if asked."""
     signature: dict[str, Any] | None = None
     """The signature verdict (``ledger.signature_check.SignatureReport.to_dict``): status, fingerprint, message."""
+    run_result: RunResult | None = None
+    """The Run's summary rebuilt from the log (what ``run`` and ``resume`` print); ``None``: the log is unreadable.
+    Not part of :meth:`to_dict`."""
 
     @property
     def ok(self) -> bool:
@@ -102,7 +108,8 @@ class ReplayReport:
         return None
 
     def to_dict(self) -> dict[str, Any]:
-        data = asdict(self)
+        data = asdict(replace(self, run_result=None))
+        del data["run_result"]
         data["ok"] = self.ok
         failure = self.first_failure
         data["first_failure"] = None if failure is None else {"check": failure[0], **asdict(failure[1])}

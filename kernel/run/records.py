@@ -36,7 +36,7 @@ def records_from_views(
             EpisodeRecord(
                 split=split,
                 index=index,
-                status=view.status,  # type: ignore[arg-type]
+                status=view.status,
                 episode_return=view.episode_return,
                 steps=view.steps,
                 terminated=view.terminated,

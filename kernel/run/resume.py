@@ -172,7 +172,7 @@ def resume(
             config = config.model_copy(update={"agent_isolation": agent_choice})
         _sign(ledger, created, signing_key, ended=state.ended_reason is not None)
         if state.ended_reason is not None:
-            return summarize(layout, state, [])
+            return summarize(layout, state)
         config = _bounded(config)
         key = recorded_run_key((r.event for r in ledger.events(kinds=["run-key"])), layout.root)
         stale = _stop_stale_agent(ledger, state, layout)

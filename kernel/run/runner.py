@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import json
 import secrets
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Literal
+from typing import Literal
 
 from evoledger.kernel.agents import AgentSupervisor, AgentTask, make_agent
 from evoledger.kernel.agents.sandbox import AgentSandbox, evoledger_key_folders, resolve_agent_isolation
@@ -15,7 +15,7 @@ from evoledger.kernel.authoring.keyed_seeds import keyed_seed
 from evoledger.kernel.execution import LocalExecutor, resolve_isolation
 from evoledger.kernel.registry import BenchmarkRegistry
 from evoledger.kernel.run.config import RunConfig
-from evoledger.kernel.run.judge_run import judge_run
+from evoledger.kernel.run.judging import judge_run
 from evoledger.kernel.run.layout import RunLayout, write_report
 from evoledger.kernel.run.live import LiveRun
 from evoledger.kernel.run.session_loop import drive_session
@@ -26,7 +26,7 @@ from evoledger.ledger.events import RunEndReason
 from evoledger.ledger.signing_keys import SigningKey
 from evoledger.ledger.store import Ledger
 from evoledger.projections.run_state import RunState
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = ["RunResult", "SubmissionRow", "ValidationRow", "continue_run", "run", "summarize"]
 
@@ -73,17 +73,23 @@ class RunResult(BaseModel):
     signer: str | None = None
     """The fingerprint of the key that signs the Run's head (``ledger.sig``); ``None``: unsigned. The Host cannot vouch
     for its own signature: check it with ``evoledger ledger verify RUN --trusted-key <fingerprint>``."""
+    validated: bool = Field(default=True, exclude=True)
+    """Whether ``validation`` holds Validation scores; ``False``: no Validation was configured and its one row is
+    the Candidate's public score. Derived from the recorded configuration, so not written to the report."""
 
 
-def summarize(layout: RunLayout, state: RunState, validation: Sequence[Mapping[str, Any]]) -> RunResult:
-    """The :class:`RunResult` of a Run in ``state``; ``validation``: the ranked Candidates' rows (by field name)."""
+def summarize(layout: RunLayout, state: RunState) -> RunResult:
+    """The :class:`RunResult` of a Run in ``state`` (its Validation rows: the run state's judged Candidates)."""
     seed = state.config.get("seed")
     seed = seed if type(seed) is int else None
     return RunResult(
         run_dir=layout.root,
         reason=state.ended_reason or "running",
         selected=state.selected,
-        validation=[ValidationRow.model_validate(row) for row in validation],
+        validation=[
+            ValidationRow(submission_id=c.submission_id, score=c.score, policy_failures=c.policy_failures)
+            for c in state.ranking
+        ],
         assessment_score=state.assessment_score,
         submissions=[
             SubmissionRow(
@@ -100,6 +106,7 @@ def summarize(layout: RunLayout, state: RunState, validation: Sequence[Mapping[s
         seed=seed,
         held_out_episodes="secret" if seed is None else "predictable",
         signer=state.signer,
+        validated=state.validated,
     )
 
 
@@ -128,7 +135,7 @@ def continue_run(
             live.complete_in_flight()  # work in flight at a crash (resume)
             _agent_session(live, on_update, random_bytes, signing_key)
             live.host.refresh_feedback(full=True)  # undo anything the Agent did to feedback/ before judging
-        validation = judge_run(
+        judge_run(
             host=live.host,
             ledger=ledger,
             layout=layout,
@@ -137,7 +144,6 @@ def continue_run(
             plan=plan,
             executor=executor,
         )
-    result = summarize(layout, live.host.state, validation)
     write_report(layout, (json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode())
     return result
 

@@ -36,19 +36,19 @@ from evoledger.ledger.events import (
 from evoledger.ledger.store import Ledger
 from evoledger.projections.mirror import (
     LATEST_PATH,
+    MAX_LISTED_REJECTIONS,
     REJECTIONS_PATH,
     RETENTION_PATH,
     RETENTION_RULE,
     InlineFile,
     JsonFile,
+    MirrorBuilder,
     MirrorState,
     ObjectFile,
     apply,
     fold,
 )
-from evoledger.projections.mirror_builder import MirrorBuilder
 from evoledger.projections.mirror_files import Difference, diff_mirror, pretty_json, render_file, sync_mirror
-from evoledger.projections.mirror_rejections import MAX_LISTED_REJECTIONS
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from immutables import Map

@@ -9,10 +9,9 @@ import pytest
 from evoledger.kernel.replay.episode_reader import read_finished_episode
 from evoledger.ledger.canonical import canonical_json, parse_canonical
 from evoledger.ledger.errors import SchemaError
-from evoledger.ledger.events import EpisodeFinished, from_stored
+from evoledger.ledger.events import EpisodeFinished, EventBase, SubmissionAccepted, from_stored
 from evoledger.ledger.records import StoredEvent
-from evoledger.projections.mirror_builder import mirror_episode
-from evoledger.projections.run_state import episode_view
+from evoledger.projections import mirror, run_state
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -162,10 +161,26 @@ def _agree(payload: bytes) -> bool:
     if fast is None:
         return False
     assert model is not None, payload
-    sid, index, view, shown, digests = fast
-    assert (sid, index) == (model.submission_id, model.index)
-    assert view == episode_view(model)
-    assert shown == mirror_episode(model)
+    event, digests = fast
+    assert event == model
+    assert event.model_dump() == model.model_dump()
+    assert event.model_fields_set == model.model_fields_set
+    assert type(event.failure) is type(model.failure)
+    # the projections fold it exactly as the validated Event (after its Submission's acceptance)
+    before: list[EventBase] = []
+    if model.submission_id is not None:
+        before.append(
+            SubmissionAccepted(
+                submission_id=model.submission_id,
+                program_digest=_DIGEST,
+                episodes=(model.index,),
+                budget_before=1,
+                budget_after=0,
+                submissions_used=1,
+            )
+        )
+    assert run_state.fold([*before, event]) == run_state.fold([*before, model])
+    assert mirror.fold([*before, event]) == mirror.fold([*before, model])
     failure = model.failure.traceback_digest if model.failure is not None else None
     assert digests == tuple(d for d in (model.trajectory_digest, model.policy_log_digest, failure) if d is not None)
     return True
