@@ -29,6 +29,7 @@ if TYPE_CHECKING:
         SPLITS,
         Artifact,
         Benchmark,
+        BenchmarkPrograms,
         BenchmarkSpec,
         ConformanceError,
         ConformanceProblem,
@@ -46,6 +47,7 @@ if TYPE_CHECKING:
         Split,
         Step,
         Trajectory,
+        benchmark_programs,
         check_benchmark,
         check_episode_request,
         derive_seed,
@@ -53,6 +55,7 @@ if TYPE_CHECKING:
         parameters_digest,
         score_episodes,
         score_of,
+        starting_program,
     )
     from evoledger.kernel.evaluation import EvaluationConfig, evaluate
     from evoledger.kernel.replay import replay
@@ -66,6 +69,7 @@ _AUTHORING = (
     "SPLITS",
     "Artifact",
     "Benchmark",
+    "BenchmarkPrograms",
     "BenchmarkSpec",
     "ConformanceError",
     "ConformanceProblem",
@@ -83,6 +87,7 @@ _AUTHORING = (
     "Split",
     "Step",
     "Trajectory",
+    "benchmark_programs",
     "check_benchmark",
     "check_episode_request",
     "derive_seed",
@@ -90,6 +95,7 @@ _AUTHORING = (
     "parameters_digest",
     "score_episodes",
     "score_of",
+    "starting_program",
 )
 
 _LAZY: dict[str, tuple[str, str]] = {
@@ -113,6 +119,7 @@ __all__ = [
     "AgentConfig",
     "Artifact",
     "Benchmark",
+    "BenchmarkPrograms",
     "BenchmarkSpec",
     "ConformanceError",
     "ConformanceProblem",
@@ -134,6 +141,7 @@ __all__ = [
     "Step",
     "Trajectory",
     "__version__",
+    "benchmark_programs",
     "check_benchmark",
     "check_episode_request",
     "derive_seed",
@@ -146,6 +154,7 @@ __all__ = [
     "run",
     "score_episodes",
     "score_of",
+    "starting_program",
 ]
 
 

@@ -18,6 +18,7 @@ SMOKE_RUNS = {
     "execution_bench.py": (["--quick"], "Episode"),
     "export_bench.py": (["--steps", "2000", "--repeat", "1"], "steps"),
     "startup_bench.py": (["--quick"], "x bare python"),
+    "run_bench.py": (["--repeat", "1"], "x python -c pass"),
 }
 
 

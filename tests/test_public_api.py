@@ -52,6 +52,9 @@ EXPECTED = {
     "parameters_digest",
     "score_episodes",
     "score_of",
+    "BenchmarkPrograms",
+    "benchmark_programs",
+    "starting_program",
 }
 
 HOMES = {

@@ -144,6 +144,7 @@ def continue_run(
             plan=plan,
             executor=executor,
         )
+    result = summarize(layout, live.host.state)
     write_report(layout, (json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode())
     return result
 
