@@ -47,13 +47,14 @@ class ChannelTimeout(ChannelError):
 class FrameChannel:
     """Frames over one connected stream socket (owned: :meth:`close` closes it)."""
 
-    __slots__ = ("_buffer", "_drains", "_fd", "_max_frame", "_poller", "sock")
+    __slots__ = ("_buffer", "_chunk", "_drains", "_fd", "_max_frame", "_poller", "sock")
 
     def __init__(self, sock: socket.socket, *, max_frame: int = DEFAULT_MAX_FRAME) -> None:
         self.sock = sock
         self._fd = sock.fileno()
         self._max_frame = max_frame
         self._buffer = bytearray()
+        self._chunk: memoryview | None = None
         self._poller = select.poll()
         self._poller.register(self._fd, _POLL_IN)
         self._drains: dict[int, Callable[[], bool]] = {}
@@ -122,14 +123,19 @@ class FrameChannel:
         return len(buffer) >= 4 and len(buffer) >= 4 + _HEADER.unpack_from(buffer)[0]
 
     def _read_available(self) -> None:
+        # Into one reusable buffer: ``recv(256 KiB)`` would allocate (mmap) and free a fresh 256 KiB object per
+        # read, which costs more than the whole per-step exchange of a small observation.
+        chunk = self._chunk
+        if chunk is None:
+            chunk = self._chunk = memoryview(bytearray(_READ_CHUNK))
         try:
-            data = self.sock.recv(_READ_CHUNK)
+            size = self.sock.recv_into(chunk)
         except (ConnectionResetError, BrokenPipeError):
-            data = b""
-        if not data:
+            size = 0
+        if not size:
             cut = f" ({len(self._buffer)} bytes of an unfinished frame)" if self._buffer else ""
             raise ChannelClosed(f"peer closed the channel{cut}")
-        self._buffer += data
+        self._buffer += chunk[:size]
 
     def watch(self, fd: int, callback: Callable[[], bool]) -> None:
         """While :meth:`receive` waits, run ``callback`` whenever ``fd`` is readable.

@@ -47,7 +47,7 @@ from evoledger.kernel.execution.isolation import SANDBOX_PROGRAMS
 from evoledger.kernel.execution.policy_process import PolicyFailed, PolicyProcess, describe_wait_status
 from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
 from evoledger.kernel.execution.values import encode_wire, to_json_value
-from evoledger.kernel.execution.zygote import SandboxBroken, SpareChild, Zygote
+from evoledger.kernel.execution.zygote import SpareChild, Zygote, ZygoteBroken
 from evoledger.ledger.errors import EncodingError, EvoLedgerError
 from evoledger.ledger.trajectories import Trajectory, encode_trajectory
 
@@ -195,6 +195,12 @@ class EpisodeRunner:
         if self._unused is None and not self._zygote.child_coming:
             self._zygote.request_child()
 
+    @property
+    def retired(self) -> bool:
+        """Whether this runner can run no more Episodes: a Policy broke its local zygote, which only a new worker
+        can replace (forking a zygote now would copy this worker's Host data into it). The worker then exits."""
+        return self._broken and self._relaunch is None
+
     def _mend(self) -> None:
         if self._broken and self._relaunch is not None:
             self._zygote.close()
@@ -214,7 +220,7 @@ class EpisodeRunner:
         """Close the Policy child; the wait status, and what broke if its sandbox broke (then mended later)."""
         try:
             return process.close(self._zygote, want_status=want_status), None
-        except SandboxBroken as broken:
+        except ZygoteBroken as broken:
             self._broken = True
             return None, str(broken)
 
@@ -257,7 +263,8 @@ class EpisodeRunner:
                 shutil.rmtree(copy, ignore_errors=True)
         if broken is not None and status != "infra_fault":
             status = "protocol_error"
-            message = f"the Policy broke its sandbox ({broken}); only Policy code runs there" + (
+            where = "its sandbox" if self._zygote.sandboxed else "the zygote it was forked from"
+            message = f"the Policy broke {where} ({broken}); only Policy code runs there" + (
                 "" if message is None else f"; before that: {message}"
             )
         if env is not None:

@@ -188,12 +188,14 @@ class PolicyProcess:
     def close(self, zygote: Zygote, *, want_status: bool) -> int | None:
         """Kill the child, collect the rest of its output, free its descriptors; its wait status if asked for.
 
-        Raises :class:`~.zygote.SandboxBroken` (after freeing everything) if a sandboxed zygote is gone or stuck."""
+        Raises :class:`~.zygote.ZygoteBroken` (after freeing everything) if the zygote is gone or stuck: the Policy
+        stopped or killed it."""
         if self._closed:
             return None
         self._closed = True
         zygote.kill_child(self.pid)
         try:
+            zygote.check_alive()
             status = zygote.wait_status(self.pid) if want_status else None
             if not want_status:
                 zygote.release(self.pid)

@@ -125,6 +125,8 @@ def _serve(channel: FrameChannel, runner: EpisodeRunner) -> None:
             channel.send(outcome_to_frame(outcome, task_id))
         except ChannelClosed:
             return
+        if runner.retired:  # the coordinator replaces this worker
+            return
         runner.prefork()  # the next Episode's child is forked while the coordinator handles this outcome
 
 

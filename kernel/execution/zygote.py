@@ -47,10 +47,11 @@ from typing import Any, Final
 
 from evoledger.kernel.execution.isolation import bwrap_command
 from evoledger.kernel.execution.policy_runtime import PolicyTemplate, become_policy_process
+from evoledger.kernel.execution.process_guard import die_with_parent, is_stopped, process_state
 from evoledger.kernel.execution.sandbox_sweep import sweep_sandbox
 from evoledger.ledger.errors import InfraError
 
-__all__ = ["SandboxBroken", "SpareChild", "Zygote", "serve_sandboxed"]
+__all__ = ["SandboxBroken", "SpareChild", "Zygote", "ZygoteBroken", "serve_sandboxed"]
 
 _PID: Final = struct.Struct("<q")
 _STATUS: Final = struct.Struct("<qq")
@@ -61,8 +62,12 @@ _SANDBOX_REPLY_SECONDS: Final = 20.0
 _SANDBOX_STOP_SECONDS: Final = 5.0
 
 
-class SandboxBroken(InfraError):
-    """The sandboxed zygote died or stopped answering; during an Episode only Policy code could have caused it."""
+class ZygoteBroken(InfraError):
+    """The zygote died, was stopped or stopped answering; during an Episode only Policy code could have caused it."""
+
+
+class SandboxBroken(ZygoteBroken):
+    """The sandboxed zygote died or stopped answering (the worker launches a new sandbox)."""
 
 
 def _flush_stdio() -> None:
@@ -124,9 +129,11 @@ def _zygote_loop(sock: socket.socket, cpu: int | None, sandboxed: bool = False) 
                         os.close(fd)
                     raise InfraError("the zygote was asked to fork before it received its template")
                 _flush_stdio()
+                zygote = os.getpid()
                 pid = os.fork()
                 if pid == 0:
                     sock.detach()
+                    die_with_parent(zygote)  # a zygote killed by a Policy takes its other children along
                     become_policy_process(fds[0], fds[1], template, cpu)
                 for fd in fds:
                     os.close(fd)
@@ -199,10 +206,12 @@ class Zygote:
         """Fork the zygote from the current (single-threaded) process; ``close_in_zygote`` are fds it must drop."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         _flush_stdio()
+        worker = os.getpid()
         pid = os.fork()
         if pid == 0:  # the zygote
             code = 0
             try:
+                die_with_parent(worker)  # a worker killed (by the executor's watchdog, say) takes its zygote along
                 ours.close()
                 for fd in close_in_zygote:
                     with contextlib.suppress(OSError):
@@ -304,6 +313,17 @@ class Zygote:
             if kind == b"D" and _PID.unpack(body)[0] == pid:
                 return
 
+    def check_alive(self) -> None:
+        """Raise :class:`ZygoteBroken` if a local zygote has ended or is stopped (call once the Policy is killed:
+        nothing of it can change that any more). A sandboxed zygote is checked by its reply deadlines instead."""
+        if self.sandboxed:
+            return
+        state = process_state(self.pid)
+        if state is None or state in "ZX":
+            raise ZygoteBroken(f"the zygote (pid {self.pid}) has ended")
+        if state in "Tt":
+            raise ZygoteBroken(f"the zygote (pid {self.pid}) was stopped by a signal")
+
     def kill_child(self, pid: int) -> None:
         """SIGKILL child ``pid``'s process group (in a sandbox the zygote does it when told ``W`` or ``K``)."""
         if not self.sandboxed:
@@ -330,6 +350,8 @@ class Zygote:
                 self._sandbox.kill()
                 self._sandbox.wait()
             return
+        if is_stopped(self.pid):  # stopped by a Policy: it would never see the end of file
+            os.kill(self.pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
 
