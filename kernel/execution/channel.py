@@ -122,7 +122,9 @@ class FrameChannel:
         buffer = self._buffer
         return len(buffer) >= 4 and len(buffer) >= 4 + _HEADER.unpack_from(buffer)[0]
 
-    def _read_available(self) -> None:
+    def _read_available(self) -> bytes | None:
+        """Read what is available; returns the frame read if it is exactly one whole frame (the usual case of a
+        small message), else buffers the bytes for :meth:`_pop_frame` and returns None."""
         # Into one reusable buffer: ``recv(256 KiB)`` would allocate (mmap) and free a fresh 256 KiB object per
         # read, which costs more than the whole per-step exchange of a small observation.
         chunk = self._chunk
@@ -135,7 +137,12 @@ class FrameChannel:
         if not size:
             cut = f" ({len(self._buffer)} bytes of an unfinished frame)" if self._buffer else ""
             raise ChannelClosed(f"peer closed the channel{cut}")
+        if size >= 4 and not self._buffer:
+            (length,) = _HEADER.unpack_from(chunk)
+            if length + 4 == size and length <= self._max_frame:
+                return bytes(chunk[4:size])
         self._buffer += chunk[:size]
+        return None
 
     def watch(self, fd: int, callback: Callable[[], bool]) -> None:
         """While :meth:`receive` waits, run ``callback`` whenever ``fd`` is readable.
@@ -161,21 +168,24 @@ class FrameChannel:
         while True:
             if deadline is None:
                 if not drains:  # nothing else to watch: a plain blocking read
-                    self._read_available()
-                    frame = self._pop_frame()
+                    frame = self._read_available()
+                    if frame is None:
+                        frame = self._pop_frame()
                     if frame is not None:
                         return frame
                     continue
                 wait_ms = None
             else:
                 wait_ms = max(0, int((deadline - time.monotonic()) * 1000 + 0.999))
+            frame = None
             for fd, event in self._poller.poll(wait_ms):
                 if fd == self._fd:
                     if event & (_POLL_IN | _POLL_END):
-                        self._read_available()
+                        frame = self._read_available()
                 elif fd in drains and not drains[fd]():
                     self.unwatch(fd)
-            frame = self._pop_frame()
+            if frame is None:
+                frame = self._pop_frame()
             if frame is not None:
                 return frame
             if deadline is not None and time.monotonic() >= deadline:

@@ -119,17 +119,22 @@ class _Episode:
         if not isinstance(step, Step):
             raise _InfraFault(f"Environment.step returned {type(step).__name__}, expected an evoledger Step")
         reward = step.reward
-        if isinstance(reward, bool) or (not isinstance(reward, int | float) and not hasattr(reward, "__float__")):
-            raise _InfraFault(f"Environment.step returned reward {reward!r:.60}, which is not a number")
-        reward = float(reward)
+        if type(reward) is not float:
+            if isinstance(reward, bool) or (not isinstance(reward, int | float) and not hasattr(reward, "__float__")):
+                raise _InfraFault(f"Environment.step returned reward {reward!r:.60}, which is not a number")
+            reward = float(reward)
         if not math.isfinite(reward) or not math.isfinite(self.episode_return + reward):
             raise _InfraFault(f"Environment.step returned a non-finite reward ({reward!r}) or the return overflowed")
-        if not isinstance(step.metrics, Mapping):
-            raise _InfraFault(f"Environment.step returned metrics of type {type(step.metrics).__name__}, not a mapping")
-        try:
-            metrics = to_json_value(dict(step.metrics))
-        except EncodingError as exc:
-            raise _InfraFault(f"Environment.step returned metrics that cannot be recorded: {exc}") from None
+        given = step.metrics
+        if type(given) is dict and not given:  # the usual case: no step metrics
+            metrics: Any = {}
+        elif not isinstance(given, Mapping):
+            raise _InfraFault(f"Environment.step returned metrics of type {type(given).__name__}, not a mapping")
+        else:
+            try:
+                metrics = to_json_value(dict(given))
+            except EncodingError as exc:
+                raise _InfraFault(f"Environment.step returned metrics that cannot be recorded: {exc}") from None
         self.episode_return += reward
         self.last_metrics = metrics
         self.terminated = bool(step.terminated)

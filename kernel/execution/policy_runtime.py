@@ -94,9 +94,13 @@ def _detach(channel_fd: int, log_fd: int) -> None:
             reconfigure(line_buffering=False)
 
 
+_ANY_ERROR: Final = contextlib.suppress(Exception)
+"""Made once (it is reusable): flushing runs after every ``act``."""
+
+
 def _flush_stdio() -> None:
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):  # a Policy may have replaced or closed its streams
+        with _ANY_ERROR:  # a Policy may have replaced or closed its streams
             stream.flush()
 
 

@@ -27,7 +27,15 @@ import threading
 from types import FrameType
 from typing import Final
 
-__all__ = ["die_with_parent", "guard_workers", "is_stopped", "kill_group", "process_state", "release_workers"]
+__all__ = [
+    "broken_state",
+    "die_with_parent",
+    "guard_workers",
+    "is_stopped",
+    "kill_group",
+    "process_state",
+    "release_workers",
+]
 
 _PR_SET_PDEATHSIG: Final = 1
 _STOPPED_STATES: Final = frozenset("Tt")
@@ -46,6 +54,40 @@ def process_state(pid: int) -> str | None:
     # The command name (field 2) is in parentheses and may itself contain ") "; the state follows the last ")".
     tail = text[text.rfind(b")") + 2 :]
     return tail[:1].decode("ascii", "replace") or None
+
+
+def _pending_signals(status: str) -> int:
+    pending = 0
+    for line in status.splitlines():
+        if line.startswith(("SigPnd:", "ShdPnd:")):
+            pending |= int(line.split()[1], 16)
+    return pending
+
+
+def broken_state(pid: int) -> str | None:
+    """Why process ``pid`` can no longer serve, in words (``has ended``, ``was stopped``), or None if it can.
+
+    Counts a SIGKILL or stop signal that is sent but not yet acted on (the target has not run since), so a caller
+    that has just seen the sender end gets the same answer however busy the machine is."""
+    try:
+        with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as handle:
+            status = handle.read()
+    except OSError:
+        return "has ended"
+    state = next((line.split()[1] for line in status.splitlines() if line.startswith("State:")), "?")
+    pending = _pending_signals(status)
+    if state in ("Z", "X") or pending & _bit(signal.SIGKILL):
+        return "has ended"
+    if state in _STOPPED_STATES or pending & _STOP_SIGNALS:
+        return "was stopped by a signal"
+    return None
+
+
+def _bit(sig: signal.Signals) -> int:
+    return 1 << (int(sig) - 1)
+
+
+_STOP_SIGNALS: Final = _bit(signal.SIGSTOP) | _bit(signal.SIGTSTP) | _bit(signal.SIGTTIN) | _bit(signal.SIGTTOU)
 
 
 def is_stopped(pid: int) -> bool:

@@ -47,7 +47,7 @@ from typing import Any, Final
 
 from evoledger.kernel.execution.isolation import bwrap_command
 from evoledger.kernel.execution.policy_runtime import PolicyTemplate, become_policy_process
-from evoledger.kernel.execution.process_guard import die_with_parent, is_stopped, process_state
+from evoledger.kernel.execution.process_guard import broken_state, die_with_parent, is_stopped
 from evoledger.kernel.execution.sandbox_sweep import sweep_sandbox
 from evoledger.ledger.errors import InfraError
 
@@ -318,11 +318,9 @@ class Zygote:
         nothing of it can change that any more). A sandboxed zygote is checked by its reply deadlines instead."""
         if self.sandboxed:
             return
-        state = process_state(self.pid)
-        if state is None or state in "ZX":
-            raise ZygoteBroken(f"the zygote (pid {self.pid}) has ended")
-        if state in "Tt":
-            raise ZygoteBroken(f"the zygote (pid {self.pid}) was stopped by a signal")
+        why = broken_state(self.pid)
+        if why is not None:
+            raise ZygoteBroken(f"the zygote (pid {self.pid}) {why}")
 
     def kill_child(self, pid: int) -> None:
         """SIGKILL child ``pid``'s process group (in a sandbox the zygote does it when told ``W`` or ``K``)."""
