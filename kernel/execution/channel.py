@@ -27,7 +27,9 @@ __all__ = ["DEFAULT_MAX_FRAME", "ChannelClosed", "ChannelError", "ChannelTimeout
 
 DEFAULT_MAX_FRAME: Final = 64 * 1024 * 1024
 _HEADER: Final = struct.Struct("<I")
-_READ_CHUNK: Final = 256 * 1024
+_READ_CHUNK: Final = 64 * 1024
+"""Bytes asked for per read. Not more: a larger request makes every read allocate (mmap) and free a large object,
+which costs more than the whole per-step exchange of a small observation."""
 _POLL_IN: Final = select.POLLIN | select.POLLPRI
 _POLL_END: Final = select.POLLHUP | select.POLLERR | select.POLLNVAL
 
@@ -47,14 +49,13 @@ class ChannelTimeout(ChannelError):
 class FrameChannel:
     """Frames over one connected stream socket (owned: :meth:`close` closes it)."""
 
-    __slots__ = ("_buffer", "_chunk", "_drains", "_fd", "_max_frame", "_poller", "sock")
+    __slots__ = ("_buffer", "_drains", "_fd", "_max_frame", "_poller", "sock")
 
     def __init__(self, sock: socket.socket, *, max_frame: int = DEFAULT_MAX_FRAME) -> None:
         self.sock = sock
         self._fd = sock.fileno()
         self._max_frame = max_frame
         self._buffer = bytearray()
-        self._chunk: memoryview | None = None
         self._poller = select.poll()
         self._poller.register(self._fd, _POLL_IN)
         self._drains: dict[int, Callable[[], bool]] = {}
@@ -125,23 +126,19 @@ class FrameChannel:
     def _read_available(self) -> bytes | None:
         """Read what is available; returns the frame read if it is exactly one whole frame (the usual case of a
         small message), else buffers the bytes for :meth:`_pop_frame` and returns None."""
-        # Into one reusable buffer: ``recv(256 KiB)`` would allocate (mmap) and free a fresh 256 KiB object per
-        # read, which costs more than the whole per-step exchange of a small observation.
-        chunk = self._chunk
-        if chunk is None:
-            chunk = self._chunk = memoryview(bytearray(_READ_CHUNK))
         try:
-            size = self.sock.recv_into(chunk)
+            data = self.sock.recv(_READ_CHUNK)
         except (ConnectionResetError, BrokenPipeError):
-            size = 0
-        if not size:
+            data = b""
+        if not data:
             cut = f" ({len(self._buffer)} bytes of an unfinished frame)" if self._buffer else ""
             raise ChannelClosed(f"peer closed the channel{cut}")
+        size = len(data)
         if size >= 4 and not self._buffer:
-            (length,) = _HEADER.unpack_from(chunk)
+            (length,) = _HEADER.unpack_from(data)
             if length + 4 == size and length <= self._max_frame:
-                return bytes(chunk[4:size])
-        self._buffer += chunk[:size]
+                return data[4:]
+        self._buffer += data
         return None
 
     def watch(self, fd: int, callback: Callable[[], bool]) -> None:

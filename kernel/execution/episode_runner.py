@@ -28,6 +28,7 @@ holds nothing of any Episode) serves the next Episode.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
@@ -48,7 +49,7 @@ from evoledger.kernel.execution.policy_process import PolicyFailed, PolicyProces
 from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
 from evoledger.kernel.execution.values import encode_wire, to_json_value
 from evoledger.kernel.execution.zygote import SpareChild, Zygote, ZygoteBroken
-from evoledger.ledger.errors import EncodingError, EvoLedgerError
+from evoledger.ledger.errors import EncodingError, EvoLedgerError, InfraError
 from evoledger.ledger.trajectories import Trajectory, encode_trajectory
 
 __all__ = ["EpisodeRunner"]
@@ -206,6 +207,14 @@ class EpisodeRunner:
         can replace (forking a zygote now would copy this worker's Host data into it). The worker then exits."""
         return self._broken and self._relaunch is None
 
+    def _fork_ahead(self) -> None:
+        """Have the next Episode's child forked now, while this Episode runs (the zygote may use another CPU).
+
+        Not in a sandbox: there the end of every Episode clears the sandbox of all processes, a spare one included."""
+        if not self._zygote.sandboxed and not self._zygote.child_coming:
+            with contextlib.suppress(InfraError):  # a zygote gone wrong is found (and blamed) when this Episode ends
+                self._zygote.request_child()
+
     def _mend(self) -> None:
         if self._broken and self._relaunch is not None:
             self._zygote.close()
@@ -250,7 +259,8 @@ class EpisodeRunner:
             wire = episode.observe(episode.environment("Environment.reset", env.reset))
             program_dir, copy = self._stage(task.program_dir)
             process = PolicyProcess(self._take_child(), task.limits)
-            process.start(program_dir, task.policy_seed)
+            self._fork_ahead()
+            process.start(program_dir, task.policy_seed, wire)
             process.wait_ready()
             self._loop(episode, env, process, wire)
         except PolicyFailed as failure:

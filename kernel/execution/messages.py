@@ -72,6 +72,35 @@ _U32: Final = struct.Struct("<I")
 _NO_TRAJECTORY: Final = 0xFFFFFFFF
 
 
+_LIMITS_CACHE: dict[Any, Any] = {}
+"""PolicyLimits seen recently, both ways (a Run uses one or two): validating or dumping them per task costs more than
+the rest of the task message."""
+_MAX_CACHED_LIMITS: Final = 64
+
+
+def _cached(key: Any, make: Any) -> Any:
+    found = _LIMITS_CACHE.get(key)
+    if found is None:
+        found = make()
+        if len(_LIMITS_CACHE) < _MAX_CACHED_LIMITS:
+            _LIMITS_CACHE[key] = found
+    return found
+
+
+def _limits_json(limits: PolicyLimits) -> dict[str, Any]:
+    return dict(_cached(("dump", limits), lambda: tuple(limits.model_dump().items())))
+
+
+def _limits(raw: dict[str, Any]) -> PolicyLimits:
+    try:
+        key = ("load", tuple(sorted(raw.items())))
+        hash(key)
+    except TypeError:
+        return PolicyLimits(**raw)
+    limits: PolicyLimits = _cached(key, lambda: PolicyLimits(**raw))
+    return limits
+
+
 def task_to_json(task: EpisodeTask, task_id: int) -> bytes:
     """A task as the coordinator sends it to a worker (``task_id`` ties the outcome back to it)."""
     episode = task.episode
@@ -84,7 +113,7 @@ def task_to_json(task: EpisodeTask, task_id: int) -> bytes:
             "scenario": None if episode.scenario is None else dict(episode.scenario),
             "program_dir": str(task.program_dir),
             "policy_seed": task.policy_seed,
-            "limits": task.limits.model_dump(),
+            "limits": _limits_json(task.limits),
             "record_trajectory": task.record_trajectory,
         }
     )
@@ -98,7 +127,7 @@ def task_from_json(data: bytes) -> tuple[int, EpisodeTask]:
         episode=episode,
         program_dir=raw["program_dir"],
         policy_seed=raw["policy_seed"],
-        limits=PolicyLimits(**raw["limits"]),
+        limits=_limits(raw["limits"]),
         record_trajectory=raw["record_trajectory"],
     )
     return int(raw["id"]), task

@@ -34,6 +34,9 @@ __all__ = ["PolicyFailed", "PolicyProcess", "describe_wait_status"]
 
 _MAX_ACTION_FRAME: Final = MAX_ACTION_BYTES + 1
 _MAX_MESSAGE_CHARS: Final = 2000
+_SENT_AHEAD_BYTES: Final = 16 * 1024
+"""At most this first observation travels with the start message: it waits in the socket buffer (which always has
+room for it) until ``make_policy`` returned, so sending it can never block on a slow Policy."""
 
 
 class PolicyFailed(EvoLedgerError):
@@ -83,12 +86,17 @@ class PolicyProcess:
         self._channel.watch(self._log_fd, self._drain_log)
         self._closed = False
         self._deadline = 0.0
+        self._sent_ahead: bytes | None = None
 
     def _drain_log(self) -> bool:
         return self.log.drain(self._log_fd)
 
-    def start(self, program_dir: Path, policy_seed: int) -> None:
-        """Tell the child which Program to load, its seed and its limits."""
+    def start(self, program_dir: Path, policy_seed: int, first_observation: bytes | None = None) -> None:
+        """Tell the child which Program to load, its seed and its limits.
+
+        A small ``first_observation`` (wire bytes) is sent right behind, so that the child starts its first ``act``
+        as soon as ``make_policy`` returned, without waiting a round trip for it; the first :meth:`act` then only
+        waits for the action (its time counts from the ready message, when the child starts acting)."""
         limits = self.limits
         config = {
             "program_dir": str(program_dir),
@@ -98,7 +106,11 @@ class PolicyProcess:
             "traceback_chars": limits.traceback_chars,
         }
         self._deadline = time.perf_counter() + limits.make_policy_timeout_seconds
-        self._send(TO_CHILD_START + orjson.dumps(config), limits.make_policy_timeout_seconds, "its start", "")
+        frame = TO_CHILD_START + orjson.dumps(config)
+        self._send(frame, limits.make_policy_timeout_seconds, "its start", "")
+        if first_observation is not None and len(first_observation) <= _SENT_AHEAD_BYTES:
+            self._send(TO_CHILD_OBSERVATION + first_observation, limits.make_policy_timeout_seconds, "its start", "")
+            self._sent_ahead = first_observation
 
     def _send(self, frame: bytes, timeout: float, what: str, timeout_reason: str) -> None:
         began = time.perf_counter()
@@ -169,7 +181,10 @@ class PolicyProcess:
         before = self.seconds
         deadline = time.perf_counter() + timeout
         try:
-            self._send(TO_CHILD_OBSERVATION + observation_wire, timeout, "the observation", reason)
+            if self._sent_ahead is observation_wire:  # already sent with the start message
+                self._sent_ahead = None
+            else:
+                self._send(TO_CHILD_OBSERVATION + observation_wire, timeout, "the observation", reason)
             frame = self._receive(deadline, "act(observation)", reason)
         finally:
             self.act_seconds += self.seconds - before

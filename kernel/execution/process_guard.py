@@ -20,12 +20,12 @@ Four guards, each used at one place:
 from __future__ import annotations
 
 import contextlib
-import ctypes
+import functools
 import os
 import signal
 import threading
 from types import FrameType
-from typing import Final
+from typing import Any, Final
 
 __all__ = [
     "broken_state",
@@ -33,6 +33,7 @@ __all__ = [
     "guard_workers",
     "is_stopped",
     "kill_group",
+    "prepare_to_fork",
     "process_state",
     "release_workers",
 ]
@@ -69,7 +70,14 @@ def broken_state(pid: int) -> str | None:
 
     Counts a SIGKILL or stop signal that is sent but not yet acted on (the target has not run since), so a caller
     that has just seen the sender end gets the same answer however busy the machine is."""
-    try:
+    state = process_state(pid)
+    if state == "S":  # asleep, the usual answer: a pending SIGKILL or stop signal would have woken it
+        return None
+    if state is None or state in ("Z", "X"):
+        return "has ended"
+    if state in _STOPPED_STATES:
+        return "was stopped by a signal"
+    try:  # rarely: running or in the kernel; /proc/PID/status (slower: it waits for a fork in progress) tells more
         with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as handle:
             status = handle.read()
     except OSError:
@@ -95,14 +103,29 @@ def is_stopped(pid: int) -> bool:
     return process_state(pid) in _STOPPED_STATES
 
 
+@functools.cache
+def _prctl() -> Any:
+    import ctypes  # here: the coordinator never needs it
+
+    try:
+        return ctypes.CDLL(None, use_errno=True).prctl
+    except (OSError, AttributeError):  # not every libc offers prctl: then this guard is off
+        return None
+
+
+def prepare_to_fork() -> None:
+    """Look ``prctl`` up before forking, so that each forked child only calls it (:func:`die_with_parent`)."""
+    _prctl()
+
+
 def die_with_parent(expected_parent: int) -> None:
     """Have the kernel SIGKILL this process when its parent dies; exit now if the parent is already gone.
 
     Call it in the child right after ``fork``, with the parent's pid taken before the fork (a parent that died in
     between would otherwise go unnoticed: the child has been re-parented already)."""
-    with contextlib.suppress(OSError, AttributeError):  # best effort: not every libc offers prctl
-        libc = ctypes.CDLL(None, use_errno=True)
-        libc.prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
+    prctl = _prctl()
+    if prctl is not None:
+        prctl(_PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)
     if os.getppid() != expected_parent:
         os._exit(0)
 

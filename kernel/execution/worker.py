@@ -138,13 +138,14 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--bwrap", default=None, help="run Policies in bubblewrap sandboxes started with this binary")
     parser.add_argument("--programs", type=Path, default=None, help="with --bwrap: an empty folder for Program copies")
     args = parser.parse_args(argv)
+    allowed = os.sched_getaffinity(0)
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
     sandboxes = None
     if args.bwrap is not None:
         programs = args.programs or Path(tempfile.mkdtemp(prefix="evoledger-programs-"))
         sandboxes = _Sandboxes(args.bwrap, args.cpu, programs)
-    zygote = None if sandboxes is not None else Zygote.fork(args.cpu, close_in_zygote=(args.fd,))
+    zygote = None if sandboxes is not None else Zygote.fork(args.cpu, close_in_zygote=(args.fd,), cpus=allowed)
     channel = FrameChannel(socket.socket(fileno=args.fd), max_frame=COORDINATOR_MAX_FRAME)
     try:
         runner = _start(channel, zygote, sandboxes)

@@ -46,8 +46,8 @@ from pathlib import Path
 from typing import Any, Final
 
 from evoledger.kernel.execution.isolation import bwrap_command
-from evoledger.kernel.execution.policy_runtime import PolicyTemplate, become_policy_process
-from evoledger.kernel.execution.process_guard import broken_state, die_with_parent, is_stopped
+from evoledger.kernel.execution.policy_runtime import PolicyTemplate, become_policy_process, warm_up_zygote
+from evoledger.kernel.execution.process_guard import broken_state, die_with_parent, is_stopped, prepare_to_fork
 from evoledger.kernel.execution.sandbox_sweep import sweep_sandbox
 from evoledger.ledger.errors import InfraError
 
@@ -95,6 +95,7 @@ class SpareChild:
 
 
 def _zygote_loop(sock: socket.socket, cpu: int | None, sandboxed: bool = False) -> None:
+    prepare_to_fork()
     chunks: list[bytes] = []
     template: PolicyTemplate | None = None
     live: set[int] = set()
@@ -121,6 +122,7 @@ def _zygote_loop(sock: socket.socket, cpu: int | None, sandboxed: bool = False) 
                     fields: tuple[Any, Any, Any, Any] = pickle.loads(b"".join(chunks))
                     template = PolicyTemplate(*fields)
                     chunks.clear()
+                    warm_up_zygote(template)
                     gc.collect()
                     gc.freeze()
             elif kind == b"F":
@@ -202,16 +204,22 @@ class Zygote:
         return cls(process.pid, ours, process)
 
     @classmethod
-    def fork(cls, cpu: int | None, close_in_zygote: tuple[int, ...] = ()) -> Zygote:
-        """Fork the zygote from the current (single-threaded) process; ``close_in_zygote`` are fds it must drop."""
+    def fork(cls, cpu: int | None, close_in_zygote: tuple[int, ...] = (), cpus: set[int] | None = None) -> Zygote:
+        """Fork the zygote from the current (single-threaded) process; ``close_in_zygote`` are fds it must drop.
+
+        ``cpus``: where the zygote (and each child until its Episode starts) may run. A fork and a child's set-up then
+        use a free CPU while the worker runs an Episode on its own ``cpu``, which each child joins when it starts."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         _flush_stdio()
+        prepare_to_fork()
         worker = os.getpid()
         pid = os.fork()
         if pid == 0:  # the zygote
             code = 0
             try:
                 die_with_parent(worker)  # a worker killed (by the executor's watchdog, say) takes its zygote along
+                if cpus:
+                    os.sched_setaffinity(0, cpus)
                 ours.close()
                 for fd in close_in_zygote:
                     with contextlib.suppress(OSError):

@@ -167,7 +167,8 @@ def test_ending_evaluate_leaves_no_worker_behind(
 ) -> None:
     source = SLOW if policy == "slow" else STOP_ZYGOTE_THEN_WAIT
     program = _program(cwd, "policy", source)
-    process = spawn("evaluate", str(program), "-b", "toy-counter", "-n", "50", "--isolation", "local")
+    long_episodes = ["--set", "max_episode_steps=1000", "--set", "terminate_on_hit=false"]  # minutes at 0.2 s/step
+    process = spawn("evaluate", str(program), "-b", "toy-counter", *long_episodes, "-n", "5", "--isolation", "local")
     # Mid-Episode: the worker, its zygote and a Policy child (at least) are running.
     assert _wait_until(lambda: len(_descendants(process.pid)) >= 3 or process.poll() is not None, 120)
     time.sleep(0.5)  # let the Policy act (and stop its zygote) for a while
