@@ -87,6 +87,7 @@ class PolicyProcess:
         self._closed = False
         self._deadline = 0.0
         self._sent_ahead: bytes | None = None
+        self._act_timeout_reason = f"the act timeout of {limits.act_timeout_seconds:g} s"
 
     def _drain_log(self) -> bool:
         return self.log.drain(self._log_fd)
@@ -172,7 +173,7 @@ class PolicyProcess:
                 "timeout", f"the Episode's Policy time budget of {limits.episode_policy_seconds:g} s is used up"
             )
         if limits.act_timeout_seconds <= budget_left:
-            timeout, reason = limits.act_timeout_seconds, f"the act timeout of {limits.act_timeout_seconds:g} s"
+            timeout, reason = limits.act_timeout_seconds, self._act_timeout_reason
         else:
             timeout = budget_left
             reason = (
