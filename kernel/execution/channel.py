@@ -123,11 +123,14 @@ class FrameChannel:
         buffer = self._buffer
         return len(buffer) >= 4 and len(buffer) >= 4 + _HEADER.unpack_from(buffer)[0]
 
-    def _read_available(self) -> bytes | None:
+    def _read_available(self, flags: int = 0) -> bytes | None:
         """Read what is available; returns the frame read if it is exactly one whole frame (the usual case of a
-        small message), else buffers the bytes for :meth:`_pop_frame` and returns None."""
+        small message), else buffers the bytes for :meth:`_pop_frame` and returns None (also when ``flags`` has
+        ``MSG_DONTWAIT`` and nothing is there yet)."""
         try:
-            data = self.sock.recv(_READ_CHUNK)
+            data = self.sock.recv(_READ_CHUNK, flags)
+        except BlockingIOError:
+            return None
         except (ConnectionResetError, BrokenPipeError):
             data = b""
         if not data:
@@ -160,6 +163,13 @@ class FrameChannel:
         frame = self._pop_frame()
         if frame is not None:
             return frame
+        if timeout is not None and not self._buffer:
+            # Often the reply is there already (on one CPU the peer ran as soon as it was sent to): no wait needed.
+            frame = self._read_available(socket.MSG_DONTWAIT)
+            if frame is None:
+                frame = self._pop_frame()
+            if frame is not None:
+                return frame
         deadline = None if timeout is None else time.monotonic() + timeout
         drains = self._drains
         while True:

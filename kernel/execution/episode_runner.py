@@ -89,11 +89,12 @@ class _Episode:
         self.truncated = False
         self.environment_seconds = 0.0
 
-    def environment(self, what: str, call: Callable[[], _T], *, may_reject: bool = False) -> _T:
-        """Run ``call`` as Environment time; any exception is an infra fault, except InvalidAction if ``may_reject``."""
+    def environment(self, what: str, call: Callable[..., _T], *args: Any, may_reject: bool = False) -> _T:
+        """Run ``call(*args)`` as Environment time; any exception is an infra fault, except InvalidAction if
+        ``may_reject``."""
         began = time.perf_counter()
         try:
-            return call()
+            return call(*args)
         except InvalidAction:
             if may_reject:
                 raise
@@ -320,7 +321,7 @@ class EpisodeRunner:
                     "invalid_action", f"act() returned an action that cannot be recorded: {_describe(exc)}"
                 ) from None
             try:
-                step = episode.environment("Environment.step", lambda: env.step(action), may_reject=True)  # noqa: B023
+                step = episode.environment("Environment.step", env.step, action, may_reject=True)
             except InvalidAction as exc:
                 raise PolicyFailed(
                     "invalid_action", f"the Environment rejected the action {action!r:.200}: {exc}"

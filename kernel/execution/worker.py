@@ -22,6 +22,7 @@ Only the coordinator writes any ledger; a worker only returns outcomes.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shutil
 import socket
@@ -95,6 +96,10 @@ def _start(channel: FrameChannel, zygote: Zygote | None, sandboxes: _Sandboxes |
             zygote.send_template(*template)
             runner = EpisodeRunner(benchmark, zygote)
         runner.warm_up()
+        # What is alive now lives as long as the worker: spare the collector from walking it again and again
+        # while Episodes come and go (a full collection of it took milliseconds, at random steps).
+        gc.collect()
+        gc.freeze()
     except ChannelClosed:
         return None
     except Exception as exc:
