@@ -249,6 +249,7 @@ class LocalExecutor:
         self._running = False
         self._pending: deque[int] = deque()
         self._closed = False
+        self._next_check = 0.0
         try:
             self._workers = [
                 _Worker(slot, cpu, self._benchmark_json, self._bwrap) for slot, cpu in enumerate(self._cpus)
@@ -355,6 +356,10 @@ class LocalExecutor:
                     pending.appendleft(position)
 
     def _wait(self, tasks: list[EpisodeTask], positions: dict[int, int], done: dict[int, EpisodeOutcome]) -> None:
+        now = time.perf_counter()
+        if now >= self._next_check:  # also while other workers keep sending: a stopped one must not wait for a lull
+            self._next_check = now + _STATE_CHECK_SECONDS
+            self._kill_stuck()
         ready = [w for w in self._workers if w.channel.pending()]
         if not ready:
             deadlines = [w.deadline for w in self._workers if w.task_id is not None]
