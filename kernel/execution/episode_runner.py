@@ -46,6 +46,7 @@ from evoledger.kernel.execution.actions import conform_action
 from evoledger.kernel.execution.capture import bound_text
 from evoledger.kernel.execution.isolation import SANDBOX_PROGRAMS
 from evoledger.kernel.execution.policy_process import PolicyFailed, PolicyProcess, describe_wait_status
+from evoledger.kernel.execution.process_guard import broken_state
 from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
 from evoledger.kernel.execution.values import encode_wire, to_json_value
 from evoledger.kernel.execution.zygote import SpareChild, Zygote, ZygoteBroken
@@ -241,7 +242,14 @@ class EpisodeRunner:
 
     def _take_child(self) -> SpareChild:
         child, self._unused = self._unused, None
-        return child if child is not None else self._zygote.take_child()
+        if child is None:
+            child = self._zygote.take_child()
+        if not self._zygote.sandboxed and broken_state(child.pid) is not None:
+            # Forked ahead while the last Episode ran, whose Policy could signal it (stop or kill it): never hand such
+            # a child on (its failure would be blamed on this Episode's Policy). The Policy is gone now: fork anew.
+            self._zygote.discard(child)
+            child = self._zygote.take_child()
+        return child
 
     def run(self, task: EpisodeTask) -> EpisodeOutcome:
         """Run ``task`` to its end and describe how it ended (never raises for Policy or Environment faults)."""

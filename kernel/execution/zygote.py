@@ -315,6 +315,14 @@ class Zygote:
                 if got == pid:
                     return int(status)
 
+    def discard(self, child: SpareChild) -> None:
+        """Kill an unused child, free its descriptors and let the zygote reap it."""
+        self.kill_child(child.pid)
+        child.channel.close()
+        with contextlib.suppress(OSError):
+            os.close(child.log_fd)
+        self.release(child.pid)
+
     def release(self, pid: int) -> None:
         """Let the zygote reap child ``pid`` (already killed) without reporting its status.
 

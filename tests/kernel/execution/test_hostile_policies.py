@@ -120,6 +120,38 @@ class _Policy:
 def make_policy(context):
     return _Policy()
 """
+# Signals the next Episode's Policy child, forked ahead by the same zygote (found by name among its children).
+HIT_THE_NEXT_CHILD = """
+import os
+import signal
+import time
+
+
+def _ours(pid):
+    return b"evoledger.kernel.execution.worker" in open(f"/proc/{pid}/cmdline", "rb").read()
+
+
+def _siblings():
+    zygote = os.getppid()
+    children = open(f"/proc/{zygote}/task/{zygote}/children").read().split()
+    return [int(c) for c in children if int(c) != os.getpid() and _ours(int(c))]
+
+
+class _Policy:
+    def act(self, observation):
+        deadline = time.monotonic() + 20
+        while not _siblings() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        targets = _siblings()
+        for pid in targets:
+            os.kill(pid, signal.SIGNAL)
+        print("hit", targets, flush=True)
+        raise SystemExit("done")
+
+
+def make_policy(context):
+    return _Policy()
+"""
 STOP_THE_WORKER = STOP_WORKER.replace("TARGET", "_parent(os.getppid())")
 STOP_THE_ZYGOTE = STOP_WORKER.replace("TARGET", "os.getppid()")
 
@@ -366,6 +398,21 @@ def test_killing_the_worker_is_not_a_refunded_infra_fault(
     killer = _program(hostile, "kill_worker_group_blame", KILL_WORKER_GROUP)
     (outcome,) = counter.run(make_tasks(killer, limits=FAST))
     assert outcome.status not in ("ok", "infra_fault")
+
+
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGSTOP"])
+def test_a_policy_cannot_spoil_the_next_episode_by_signalling_its_policy_child(
+    counter: LocalExecutor, programs: dict[str, Path], make_tasks: MakeTasks, hostile: Path, how: str
+) -> None:
+    """The next Episode's child is forked while this one runs; one a Policy signalled is never handed on."""
+    hitter = _program(hostile, f"hit_next_child_{how}", HIT_THE_NEXT_CHILD.replace("SIGNAL", how))
+    limits = PolicyLimits(act_timeout_seconds=30, make_policy_timeout_seconds=30, memory_bytes=1024**3)
+    first, second = counter.run([*make_tasks(hitter, limits=limits), *make_tasks(programs["binary_search"])])
+    assert first.status == "exception", first.failure_message
+    log = first.policy_log.decode()
+    assert "hit [" in log, log
+    assert "hit []" not in log, log  # it did find the next child
+    assert second.status == "ok", second.failure_message
 
 
 @pytest.mark.parametrize("target", ["worker", "zygote"])
