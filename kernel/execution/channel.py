@@ -65,14 +65,16 @@ class FrameChannel:
         """The socket's file descriptor (for selectors)."""
         return self._fd
 
-    def send(self, payload: bytes, timeout: float | None = None) -> None:
-        """Send one frame. Raises ChannelClosed if the peer is gone.
+    def send(self, payload: bytes, timeout: float | None = None, *, then: bytes | None = None) -> None:
+        """Send one frame (and the frame ``then`` in the same write). Raises ChannelClosed if the peer is gone.
 
         With ``timeout``, a peer that stops reading cannot block the sender: ChannelTimeout is raised once
         the frame has not been fully accepted within ``timeout`` seconds (watched descriptors are drained
         meanwhile). Without it, the call blocks until the frame is sent.
         """
         data = _HEADER.pack(len(payload)) + payload
+        if then is not None:
+            data += _HEADER.pack(len(then)) + then
         try:
             if timeout is None:
                 self.sock.sendall(data)

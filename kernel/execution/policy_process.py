@@ -107,16 +107,18 @@ class PolicyProcess:
             "traceback_chars": limits.traceback_chars,
         }
         self._deadline = time.perf_counter() + limits.make_policy_timeout_seconds
-        frame = TO_CHILD_START + orjson.dumps(config)
-        self._send(frame, limits.make_policy_timeout_seconds, "its start", "")
-        if first_observation is not None and len(first_observation) <= _SENT_AHEAD_BYTES:
-            self._send(TO_CHILD_OBSERVATION + first_observation, limits.make_policy_timeout_seconds, "its start", "")
+        ahead = first_observation is not None and len(first_observation) <= _SENT_AHEAD_BYTES
+        then = TO_CHILD_OBSERVATION + first_observation if ahead and first_observation is not None else None
+        # One write: a child whose make_policy fails at once may end right after reading its start, and a second
+        # write would then find it gone and blame it for that (not for its failure).
+        self._send(TO_CHILD_START + orjson.dumps(config), limits.make_policy_timeout_seconds, "its start", "", then)
+        if then is not None:
             self._sent_ahead = first_observation
 
-    def _send(self, frame: bytes, timeout: float, what: str, timeout_reason: str) -> None:
+    def _send(self, frame: bytes, timeout: float, what: str, timeout_reason: str, then: bytes | None = None) -> None:
         began = time.perf_counter()
         try:
-            self._channel.send(frame, timeout)
+            self._channel.send(frame, timeout, then=then)
         except ChannelTimeout:
             raise PolicyFailed("timeout", f"the Policy process did not accept {what} within {timeout_reason}") from None
         except ChannelClosed:
