@@ -116,14 +116,19 @@ class Executor(Protocol):
 class _Worker:
     """The coordinator's handle on one worker process."""
 
-    def __init__(self, slot: int, cpu: int | None, benchmark_json: bytes, bwrap: str | None = None) -> None:
+    def __init__(
+        self, slot: int, cpu: int | None, benchmark_json: bytes, bwrap: str | None = None, spare: tuple[int, ...] = ()
+    ) -> None:
         self.slot = slot
         self.cpu = cpu
+        self.spare = spare
         self.bwrap = bwrap
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         command = [sys.executable, "-m", "evoledger.kernel.execution.worker", "--fd", str(theirs.fileno())]
         if cpu is not None:
             command += ["--cpu", str(cpu)]
+        if cpu is not None and spare:  # CPUs no worker is pinned to: its zygote forks the next Policy child there
+            command += ["--spare-cpus", ",".join(map(str, spare))]
         self.programs: Path | None = None
         """With bwrap: the worker's folder of per-Episode Program copies (removed once the worker has ended)."""
         if bwrap is not None:
@@ -244,6 +249,7 @@ class LocalExecutor:
         self._startup_timeout = startup_timeout
         cpus = sorted(os.sched_getaffinity(0))
         self._cpus: list[int | None] = [cpus[i % len(cpus)] if pin_cpus else None for i in range(workers)]
+        self._spare = tuple(c for c in cpus if c not in self._cpus) if pin_cpus else ()
         self._workers: list[_Worker] = []
         self._next_task_id = 0
         self._running = False
@@ -252,7 +258,8 @@ class LocalExecutor:
         self._next_check = 0.0
         try:
             self._workers = [
-                _Worker(slot, cpu, self._benchmark_json, self._bwrap) for slot, cpu in enumerate(self._cpus)
+                _Worker(slot, cpu, self._benchmark_json, self._bwrap, self._spare)
+                for slot, cpu in enumerate(self._cpus)
             ]
             for worker in self._workers:
                 self._await_ready(worker)
@@ -444,4 +451,4 @@ class LocalExecutor:
                 ),
                 wall_seconds=time.perf_counter() - worker.dispatched_at,
             )
-        self._workers[worker.slot] = _Worker(worker.slot, worker.cpu, self._benchmark_json, self._bwrap)
+        self._workers[worker.slot] = _Worker(worker.slot, worker.cpu, self._benchmark_json, self._bwrap, worker.spare)

@@ -1,7 +1,7 @@
 """The pre-warmed worker process: the Environment side of Episodes.
 
 Started once per executor slot with a fresh interpreter (``python -m evoledger.kernel.execution.worker
---fd N [--cpu C]``), never by forking the caller. Start-up, in this order:
+--fd N [--cpu C] [--spare-cpus C,...]``), never by forking the caller. Start-up, in this order:
 
 1. pin itself to CPU ``C`` (its Policy children inherit the pin, so every per-step exchange stays on one CPU);
 2. with numpy, gymnasium and the Policy runtime imported, fork the zygote (:mod:`~.zygote`) — before it
@@ -140,17 +140,19 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="evoledger-worker", description="an evoledger execution worker")
     parser.add_argument("--fd", type=int, required=True, help="the socket shared with the coordinator")
     parser.add_argument("--cpu", type=int, default=None, help="pin the worker and its Policy children to this CPU")
+    parser.add_argument("--spare-cpus", default="", help="CPUs no worker uses, where the zygote may fork ahead")
     parser.add_argument("--bwrap", default=None, help="run Policies in bubblewrap sandboxes started with this binary")
     parser.add_argument("--programs", type=Path, default=None, help="with --bwrap: an empty folder for Program copies")
     args = parser.parse_args(argv)
-    allowed = os.sched_getaffinity(0)
+    spare = {int(c) for c in args.spare_cpus.split(",") if c} & os.sched_getaffinity(0)
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
     sandboxes = None
     if args.bwrap is not None:
         programs = args.programs or Path(tempfile.mkdtemp(prefix="evoledger-programs-"))
         sandboxes = _Sandboxes(args.bwrap, args.cpu, programs)
-    zygote = None if sandboxes is not None else Zygote.fork(args.cpu, close_in_zygote=(args.fd,), cpus=allowed)
+    zygote_cpus = {args.cpu, *spare} if args.cpu is not None and spare else None  # else it shares the worker's CPU
+    zygote = None if sandboxes is not None else Zygote.fork(args.cpu, close_in_zygote=(args.fd,), cpus=zygote_cpus)
     channel = FrameChannel(socket.socket(fileno=args.fd), max_frame=COORDINATOR_MAX_FRAME)
     try:
         runner = _start(channel, zygote, sandboxes)

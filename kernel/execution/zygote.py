@@ -20,9 +20,9 @@ The worker talks to the zygote over a ``SOCK_SEQPACKET`` pair (one message per r
 Children are reaped only once the worker has released or waited for them, so a pid the worker holds
 can never be reused under it. When the worker goes away (end of file), the zygote kills every child's
 process group and exits; if the worker is killed, the kernel kills the zygote, and with it each child
-(``PR_SET_PDEATHSIG``, :mod:`~.process_guard`). Locally the zygote may run on any CPU the worker was allowed, so the
-next Episode's child is forked and set up on a free CPU while the worker runs this Episode; the child joins the
-worker's CPU when its Episode starts. A Policy that stops or kills the zygote is found out (``check_alive``) once
+(``PR_SET_PDEATHSIG``, :mod:`~.process_guard`). Locally, when some CPU has no worker, the zygote may run there too, so
+the next Episode's child is forked and set up on that free CPU while the worker runs this Episode; the child joins
+the worker's CPU when its Episode starts. A Policy that stops or kills the zygote is found out (``check_alive``) once
 its Episode is over, and blamed.
 
 With ``--isolation bwrap`` (:mod:`~.isolation`) the zygote is not forked but launched per worker inside a
