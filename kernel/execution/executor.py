@@ -428,26 +428,18 @@ class LocalExecutor:
             # It died before acknowledging the task (a send into a dying worker can still succeed): the
             # task never started, so it goes back in line for another worker.
             self._pending.appendleft(position)
-        elif position is not None and policy_stopped_it:
-            episode = tasks[position].episode
-            done[position] = EpisodeOutcome(
-                split=episode.split,
-                index=episode.index,
-                status="protocol_error",
-                failure_message=(
-                    f"the worker process (pid {worker.process.pid}) running this Episode was stopped by a signal "
-                    "while the Policy ran (a Policy must not signal its worker); it was killed and replaced"
-                ),
-                wall_seconds=time.perf_counter() - worker.dispatched_at,
-            )
         elif position is not None:
             episode = tasks[position].episode
+            what = f"the worker process (pid {worker.process.pid}) running this Episode"
             done[position] = EpisodeOutcome(
                 split=episode.split,
                 index=episode.index,
-                status="infra_fault",
+                status="protocol_error" if policy_stopped_it else "infra_fault",
                 failure_message=(
-                    f"the worker process (pid {worker.process.pid}) running this Episode {how}; it was replaced"
+                    f"{what} was stopped by a signal while the Policy ran (a Policy must not signal its worker); "
+                    "it was killed and replaced"
+                    if policy_stopped_it
+                    else f"{what} {how}; it was replaced"
                 ),
                 wall_seconds=time.perf_counter() - worker.dispatched_at,
             )
