@@ -24,6 +24,7 @@ channel directly): it decodes and re-checks the same allow-list, and raises
 
 from __future__ import annotations
 
+import struct
 from typing import Any, Final
 
 import numpy as np
@@ -56,6 +57,9 @@ _SCALAR_TYPES: Final = frozenset(
         np.float64,
     }
 )
+_I64: Final = struct.Struct("<q")
+_INT_TAG: Final = ord("i")
+_INT_WIRE_BYTES: Final = 1 + _I64.size
 _ITEM_BYTES: Final = 9
 """Bytes counted per container item and per scalar (a tag and a 64-bit value) when bounding the size."""
 
@@ -178,6 +182,11 @@ def encode_action(value: Any) -> bytes:
     >>> decode_action(encode_action([1, np.float32(0.5), {"k": (True, None)}]))
     [1, np.float32(0.5), {'k': (True, None)}]
     """
+    kind = type(value)
+    if kind is int and _INT64_MIN <= value <= _INT64_MAX:  # the usual actions: an int, a numpy scalar
+        return b"i" + _I64.pack(value)
+    if kind in _SCALAR_TYPES:
+        return encode_wire(value)
     try:
         conformed = _conform(value, 0, _Budget(), strict=False)
     except InvalidActionValue:
@@ -194,4 +203,6 @@ def decode_action(data: bytes | memoryview) -> Any:
     """Decode an action the Policy process sent (worker side); raises EncodingError unless it is on the allow-list."""
     if len(data) > MAX_ACTION_BYTES:
         raise EncodingError(f"the action takes {len(data)} bytes; at most {MAX_ACTION_BYTES} are allowed")
+    if len(data) == _INT_WIRE_BYTES and data[0] == _INT_TAG:  # the usual action: one int64
+        return int(_I64.unpack_from(data, 1)[0])
     return _conform(decode_wire(data), 0, _Budget(), strict=True)

@@ -79,6 +79,8 @@ def conform_action(action: Any, space: Any) -> Any:
     >>> conform_action(1.5, spaces.Discrete(3))
     1.5
     """
+    if type(action) is int and type(space) is spaces.Discrete:  # the usual case, already natural
+        return action
     if isinstance(space, spaces.Discrete):
         as_int = _as_int(action)
         return action if as_int is None else as_int

@@ -32,7 +32,9 @@ The execution channel's own limit (4-byte little-endian lengths); unrelated to t
 ``SESSION_MAX_FRAME`` (big-endian, 1 MiB).
 """
 _HEADER: Final = struct.Struct("<I")
-_READ_CHUNK: Final = 256 * 1024
+_READ_CHUNK: Final = 64 * 1024
+"""Bytes asked for per read. Not more: a larger request makes every read allocate (mmap) and free a large object,
+which costs more than the whole per-step exchange of a small observation."""
 _POLL_IN: Final = select.POLLIN | select.POLLPRI
 _POLL_END: Final = select.POLLHUP | select.POLLERR | select.POLLNVAL
 
@@ -68,14 +70,16 @@ class FrameChannel:
         """The socket's file descriptor (for selectors)."""
         return self._fd
 
-    def send(self, payload: bytes, timeout: float | None = None) -> None:
-        """Send one frame. Raises ChannelClosed if the peer is gone.
+    def send(self, payload: bytes, timeout: float | None = None, *, then: bytes | None = None) -> None:
+        """Send one frame (and the frame ``then`` in the same write). Raises ChannelClosed if the peer is gone.
 
         With ``timeout``, a peer that stops reading cannot block the sender: ChannelTimeout is raised once
         the frame has not been fully accepted within ``timeout`` seconds (watched descriptors are drained
         meanwhile). Without it, the call blocks until the frame is sent.
         """
         data = _HEADER.pack(len(payload)) + payload
+        if then is not None:
+            data += _HEADER.pack(len(then)) + then
         try:
             if timeout is None:
                 self.sock.sendall(data)
@@ -126,15 +130,26 @@ class FrameChannel:
         buffer = self._buffer
         return len(buffer) >= 4 and len(buffer) >= 4 + _HEADER.unpack_from(buffer)[0]
 
-    def _read_available(self) -> None:
+    def _read_available(self, flags: int = 0) -> bytes | None:
+        """Read what is available; returns the frame read if it is exactly one whole frame (the usual case of a
+        small message), else buffers the bytes for :meth:`_pop_frame` and returns None (also when ``flags`` has
+        ``MSG_DONTWAIT`` and nothing is there yet)."""
         try:
-            data = self.sock.recv(_READ_CHUNK)
+            data = self.sock.recv(_READ_CHUNK, flags)
+        except BlockingIOError:
+            return None
         except (ConnectionResetError, BrokenPipeError):
             data = b""
         if not data:
             cut = f" ({len(self._buffer)} bytes of an unfinished frame)" if self._buffer else ""
             raise ChannelClosed(f"peer closed the channel{cut}")
+        size = len(data)
+        if size >= 4 and not self._buffer:
+            (length,) = _HEADER.unpack_from(data)
+            if length + 4 == size and length <= self._max_frame:
+                return data[4:]
         self._buffer += data
+        return None
 
     def watch(self, fd: int, callback: Callable[[], bool]) -> None:
         """While :meth:`receive` waits, run ``callback`` whenever ``fd`` is readable.
@@ -155,26 +170,36 @@ class FrameChannel:
         frame = self._pop_frame()
         if frame is not None:
             return frame
+        if timeout is not None and not self._buffer:
+            # Often the reply is there already (on one CPU the peer ran as soon as it was sent to): no wait needed.
+            frame = self._read_available(socket.MSG_DONTWAIT)
+            if frame is None:
+                frame = self._pop_frame()
+            if frame is not None:
+                return frame
         deadline = None if timeout is None else time.monotonic() + timeout
         drains = self._drains
         while True:
             if deadline is None:
                 if not drains:  # nothing else to watch: a plain blocking read
-                    self._read_available()
-                    frame = self._pop_frame()
+                    frame = self._read_available()
+                    if frame is None:
+                        frame = self._pop_frame()
                     if frame is not None:
                         return frame
                     continue
                 wait_ms = None
             else:
                 wait_ms = max(0, int((deadline - time.monotonic()) * 1000 + 0.999))
+            frame = None
             for fd, event in self._poller.poll(wait_ms):
                 if fd == self._fd:
                     if event & (_POLL_IN | _POLL_END):
-                        self._read_available()
+                        frame = self._read_available()
                 elif fd in drains and not drains[fd]():
                     self.unwatch(fd)
-            frame = self._pop_frame()
+            if frame is None:
+                frame = self._pop_frame()
             if frame is not None:
                 return frame
             if deadline is not None and time.monotonic() >= deadline:

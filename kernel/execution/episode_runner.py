@@ -28,6 +28,7 @@ holds nothing of any Episode) serves the next Episode.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import math
 import os
@@ -45,10 +46,11 @@ from evoledger.kernel.execution.actions import conform_action
 from evoledger.kernel.execution.capture import bound_text
 from evoledger.kernel.execution.isolation import SANDBOX_PROGRAMS
 from evoledger.kernel.execution.policy_process import PolicyFailed, PolicyProcess, describe_wait_status
+from evoledger.kernel.execution.process_guard import broken_state
 from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
 from evoledger.kernel.execution.values import encode_wire, to_json_value
-from evoledger.kernel.execution.zygote import SandboxBroken, SpareChild, Zygote
-from evoledger.ledger.errors import EncodingError, EvoLedgerError
+from evoledger.kernel.execution.zygote import SpareChild, Zygote, ZygoteBroken
+from evoledger.ledger.errors import EncodingError, EvoLedgerError, InfraError
 from evoledger.ledger.trajectories import Trajectory, encode_trajectory
 
 __all__ = ["EpisodeRunner"]
@@ -88,11 +90,12 @@ class _Episode:
         self.truncated = False
         self.environment_seconds = 0.0
 
-    def environment(self, what: str, call: Callable[[], _T], *, may_reject: bool = False) -> _T:
-        """Run ``call`` as Environment time; any exception is an infra fault, except InvalidAction if ``may_reject``."""
+    def environment(self, what: str, call: Callable[..., _T], *args: Any, may_reject: bool = False) -> _T:
+        """Run ``call(*args)`` as Environment time; any exception is an infra fault, except InvalidAction if
+        ``may_reject``."""
         began = time.perf_counter()
         try:
-            return call()
+            return call(*args)
         except InvalidAction:
             if may_reject:
                 raise
@@ -119,17 +122,22 @@ class _Episode:
         if not isinstance(step, Step):
             raise _InfraFault(f"Environment.step returned {type(step).__name__}, expected an evoledger Step")
         reward = step.reward
-        if isinstance(reward, bool) or (not isinstance(reward, int | float) and not hasattr(reward, "__float__")):
-            raise _InfraFault(f"Environment.step returned reward {reward!r:.60}, which is not a number")
-        reward = float(reward)
+        if type(reward) is not float:
+            if isinstance(reward, bool) or (not isinstance(reward, int | float) and not hasattr(reward, "__float__")):
+                raise _InfraFault(f"Environment.step returned reward {reward!r:.60}, which is not a number")
+            reward = float(reward)
         if not math.isfinite(reward) or not math.isfinite(self.episode_return + reward):
             raise _InfraFault(f"Environment.step returned a non-finite reward ({reward!r}) or the return overflowed")
-        if not isinstance(step.metrics, Mapping):
-            raise _InfraFault(f"Environment.step returned metrics of type {type(step.metrics).__name__}, not a mapping")
-        try:
-            metrics = to_json_value(dict(step.metrics))
-        except EncodingError as exc:
-            raise _InfraFault(f"Environment.step returned metrics that cannot be recorded: {exc}") from None
+        given = step.metrics
+        if type(given) is dict and not given:  # the usual case: no step metrics
+            metrics: Any = {}
+        elif not isinstance(given, Mapping):
+            raise _InfraFault(f"Environment.step returned metrics of type {type(given).__name__}, not a mapping")
+        else:
+            try:
+                metrics = to_json_value(dict(given))
+            except EncodingError as exc:
+                raise _InfraFault(f"Environment.step returned metrics that cannot be recorded: {exc}") from None
         self.episode_return += reward
         self.last_metrics = metrics
         self.terminated = bool(step.terminated)
@@ -195,6 +203,20 @@ class EpisodeRunner:
         if self._unused is None and not self._zygote.child_coming:
             self._zygote.request_child()
 
+    @property
+    def retired(self) -> bool:
+        """Whether this runner can run no more Episodes: a Policy broke its local zygote, which only a new worker
+        can replace (forking a zygote now would copy this worker's Host data into it). The worker then exits."""
+        return self._broken and self._relaunch is None
+
+    def _fork_ahead(self) -> None:
+        """Have the next Episode's child forked now, while this Episode runs (the zygote may use another CPU).
+
+        Not in a sandbox: there the end of every Episode clears the sandbox of all processes, a spare one included."""
+        if not self._zygote.sandboxed and not self._zygote.child_coming:
+            with contextlib.suppress(InfraError):  # a zygote gone wrong is found (and blamed) when this Episode ends
+                self._zygote.request_child()
+
     def _mend(self) -> None:
         if self._broken and self._relaunch is not None:
             self._zygote.close()
@@ -214,13 +236,20 @@ class EpisodeRunner:
         """Close the Policy child; the wait status, and what broke if its sandbox broke (then mended later)."""
         try:
             return process.close(self._zygote, want_status=want_status), None
-        except SandboxBroken as broken:
+        except ZygoteBroken as broken:
             self._broken = True
             return None, str(broken)
 
     def _take_child(self) -> SpareChild:
         child, self._unused = self._unused, None
-        return child if child is not None else self._zygote.take_child()
+        if child is None:
+            child = self._zygote.take_child()
+        if not self._zygote.sandboxed and broken_state(child.pid) is not None:
+            # Forked ahead while the last Episode ran, whose Policy could signal it (stop or kill it): never hand such
+            # a child on (its failure would be blamed on this Episode's Policy). The Policy is gone now: fork anew.
+            self._zygote.discard(child)
+            child = self._zygote.take_child()
+        return child
 
     def run(self, task: EpisodeTask) -> EpisodeOutcome:
         """Run ``task`` to its end and describe how it ended (never raises for Policy or Environment faults)."""
@@ -239,7 +268,8 @@ class EpisodeRunner:
             wire = episode.observe(episode.environment("Environment.reset", env.reset))
             program_dir, copy = self._stage(task.program_dir)
             process = PolicyProcess(self._take_child(), task.limits)
-            process.start(program_dir, task.policy_seed)
+            self._fork_ahead()
+            process.start(program_dir, task.policy_seed, wire)
             process.wait_ready()
             self._loop(episode, env, process, wire)
         except PolicyFailed as failure:
@@ -257,7 +287,8 @@ class EpisodeRunner:
                 shutil.rmtree(copy, ignore_errors=True)
         if broken is not None and status != "infra_fault":
             status = "protocol_error"
-            message = f"the Policy broke its sandbox ({broken}); only Policy code runs there" + (
+            where = "its sandbox" if self._zygote.sandboxed else "the zygote it was forked from"
+            message = f"the Policy broke {where} ({broken}); only Policy code runs there" + (
                 "" if message is None else f"; before that: {message}"
             )
         if env is not None:
@@ -298,7 +329,7 @@ class EpisodeRunner:
                     "invalid_action", f"act() returned an action that cannot be recorded: {_describe(exc)}"
                 ) from None
             try:
-                step = episode.environment("Environment.step", lambda: env.step(action), may_reject=True)  # noqa: B023
+                step = episode.environment("Environment.step", env.step, action, may_reject=True)
             except InvalidAction as exc:
                 raise PolicyFailed(
                     "invalid_action", f"the Environment rejected the action {action!r:.200}: {exc}"

@@ -6,7 +6,9 @@ only on the tasks (not on scheduling), so any backend must give byte-identical t
 
 :class:`LocalExecutor` runs Episodes on this machine with ``workers`` pre-warmed worker processes
 (fresh interpreters, pinned to CPU ``i % ncpu``), each forking a fresh Policy child per Episode from
-its zygote. A worker that dies is replaced; its in-flight Episode is reported as ``infra_fault``.
+its zygote. A worker that dies is replaced; its in-flight Episode is reported as ``infra_fault``, unless the worker
+was found *stopped* (a Policy that sent it ``SIGSTOP``): it is then killed at once and the Episode is the Policy's
+``protocol_error``. Closing the executor, Ctrl-C and ``SIGTERM`` leave no worker behind (:mod:`~.process_guard`).
 With ``isolation="bwrap"`` (or ``"auto"`` where bubblewrap works) each worker's zygote and Policy children run in
 a bubblewrap sandbox instead (:mod:`~.isolation`); the isolation actually used is :attr:`LocalExecutor.isolation`.
 """
@@ -44,6 +46,7 @@ from evoledger.kernel.execution.messages import (
     outcome_from_frame,
     task_to_json,
 )
+from evoledger.kernel.execution.process_guard import guard_workers, is_stopped, kill_group, release_workers
 from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
 from evoledger.kernel.registry import BenchmarkRef, UntrustedRecordError
 from evoledger.ledger.errors import ConfigError, InfraError, InputError
@@ -75,6 +78,8 @@ _STOP_GRACE_SECONDS: Final = 5.0
 _WATCHDOG_SLACK_SECONDS: Final = 0.5
 _SANDBOX_SLACK_SECONDS: Final = 30.0
 """Extra watchdog time with bwrap: a worker may wait for a stuck sandbox, then start a new one, before a task."""
+_STATE_CHECK_SECONDS: Final = 0.25
+"""How often the coordinator looks (in /proc) whether a busy worker has been stopped, e.g. by its Policy."""
 
 
 def _watchdog_seconds(task: EpisodeTask, sandboxed: bool = False) -> float:
@@ -110,14 +115,19 @@ class Executor(Protocol):
 class _Worker:
     """The coordinator's handle on one worker process."""
 
-    def __init__(self, slot: int, cpu: int | None, benchmark_json: bytes, bwrap: str | None = None) -> None:
+    def __init__(
+        self, slot: int, cpu: int | None, benchmark_json: bytes, bwrap: str | None = None, spare: tuple[int, ...] = ()
+    ) -> None:
         self.slot = slot
         self.cpu = cpu
+        self.spare = spare
         self.bwrap = bwrap
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
         command = [sys.executable, "-m", "evoledger.kernel.execution.worker_start", "--fd", str(theirs.fileno())]
         if cpu is not None:
             command += ["--cpu", str(cpu)]
+        if cpu is not None and spare:  # CPUs no worker is pinned to: its zygote forks the next Policy child there
+            command += ["--spare-cpus", ",".join(map(str, spare))]
         self.programs: Path | None = None
         """With bwrap: the worker's folder of per-Episode Program copies (removed once the worker has ended)."""
         if bwrap is not None:
@@ -134,6 +144,7 @@ class _Worker:
             )
         finally:
             theirs.close()
+        guard_workers(self.process.pid)  # its own session: the worker leads its process group
         self.channel = FrameChannel(ours, max_frame=COORDINATOR_MAX_FRAME)
         self.ready = False
         self.dead = False
@@ -142,6 +153,8 @@ class _Worker:
         """Whether the worker acknowledged its current task (before that, its death re-queues the task)."""
         self.deadline = 0.0
         self.overdue = False
+        self.stopped = False
+        """Whether the coordinator killed it because it was stopped (during an accepted task: the Policy's doing)."""
         self.dispatched_at = 0.0
         self.channel.send(TO_WORKER_BENCHMARK + benchmark_json)
 
@@ -149,12 +162,28 @@ class _Worker:
     def idle(self) -> bool:
         return self.ready and not self.dead and self.task_id is None
 
-    def exit_description(self) -> str:
+    def kill(self) -> None:
+        """SIGKILL the worker's process group (worker, zygote, sandbox); Policy children die with their zygote."""
+        kill_group(self.process.pid)
+
+    def reap(self, timeout: float) -> int:
+        """Wait for the worker to end (killing its group after ``timeout``); its exit code."""
         try:
-            code = self.process.wait(timeout=_STOP_GRACE_SECONDS)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            code = self.process.wait()
+            try:
+                code = self.process.wait(timeout=timeout)
+            except subprocess.TimeoutExpired:
+                self.kill()
+                code = self.process.wait()
+        except BaseException:  # e.g. a second Ctrl-C while waiting: never leave the worker behind
+            self.kill()
+            raise
+        with contextlib.suppress(ProcessLookupError, PermissionError):  # the group only: the pid itself is reaped
+            os.killpg(self.process.pid, signal.SIGKILL)  # whatever is left of it (a zygote stopped by a Policy)
+        release_workers(self.process.pid)
+        return code
+
+    def exit_description(self) -> str:
+        code = self.reap(_STOP_GRACE_SECONDS)
         status = (-code) if code < 0 else (code << 8)
         from evoledger.kernel.execution.policy_process import describe_wait_status  # numpy: not at start-up
 
@@ -171,11 +200,9 @@ class _Worker:
         self.channel.close()
 
     def wait_stopped(self, deadline: float) -> None:
-        try:
-            self.process.wait(timeout=max(0.0, deadline - time.monotonic()))
-        except subprocess.TimeoutExpired:
-            self.process.kill()  # its zygote sees the socket close and kills the Policy children
-            self.process.wait()
+        if is_stopped(self.process.pid):  # it cannot read the quit message
+            self.kill()
+        self.reap(max(0.0, deadline - time.monotonic()))
         self.discard_programs()
 
 
@@ -227,14 +254,17 @@ class LocalExecutor:
         self._startup_timeout = startup_timeout
         cpus = sorted(os.sched_getaffinity(0))
         self._cpus: list[int | None] = [cpus[i % len(cpus)] if pin_cpus else None for i in range(workers)]
+        self._spare = tuple(c for c in cpus if c not in self._cpus) if pin_cpus else ()
         self._workers: list[_Worker] = []
         self._next_task_id = 0
         self._running = False
         self._pending: deque[int] = deque()
         self._closed = False
+        self._next_check = 0.0
         try:
             self._workers = [
-                _Worker(slot, cpu, self._benchmark_json, self._bwrap) for slot, cpu in enumerate(self._cpus)
+                _Worker(slot, cpu, self._benchmark_json, self._bwrap, self._spare)
+                for slot, cpu in enumerate(self._cpus)
             ]
             if wait_until_ready:
                 self._await_started()
@@ -348,14 +378,20 @@ class LocalExecutor:
                     pending.appendleft(position)
 
     def _wait(self, tasks: list[EpisodeTask], positions: dict[int, int], done: dict[int, EpisodeOutcome]) -> None:
+        now = time.perf_counter()
+        if now >= self._next_check:  # also while other workers keep sending: a stopped one must not wait for a lull
+            self._next_check = now + _STATE_CHECK_SECONDS
+            self._kill_stuck()
         ready = [w for w in self._workers if w.channel.pending()]
         if not ready:
             deadlines = [w.deadline for w in self._workers if w.task_id is not None]
-            timeout = max(0.0, min(deadlines) - time.perf_counter()) if deadlines else None
+            timeout = None
+            if deadlines:  # wake up to look for stopped workers too
+                timeout = min(max(0.0, min(deadlines) - time.perf_counter()), _STATE_CHECK_SECONDS)
             readable, _, _ = select.select([w.channel.fileno() for w in self._workers], [], [], timeout)
             ready = [w for w in self._workers if w.channel.fileno() in readable]
             if not ready:
-                self._kill_overdue()
+                self._kill_stuck()
                 return
         for worker in ready:
             try:
@@ -374,15 +410,22 @@ class LocalExecutor:
             else:
                 self._handle_startup_frame(worker, frame)
 
-    def _kill_overdue(self) -> None:
-        """A worker past its task's wall-clock deadline is stuck (stopped, or an Environment that hangs): kill its
-        whole process group; its channel then closes and it is replaced, the Episode becoming an infra fault."""
+    def _kill_stuck(self) -> None:
+        """Kill the whole process group of a busy worker that is stuck; its channel then closes and it is replaced.
+
+        A worker that is *stopped* (``SIGSTOP``, a tracer) is killed at once: during an accepted task only its
+        Policy could have stopped it, so the Episode is the Policy's ``protocol_error``. A worker past its task's
+        wall-clock deadline (an Environment that hangs) is killed then; its Episode is an infra fault."""
         now = time.perf_counter()
         for worker in self._workers:
-            if worker.task_id is not None and now >= worker.deadline and not worker.overdue:
+            if worker.task_id is None or worker.overdue or worker.stopped:
+                continue
+            if is_stopped(worker.process.pid):
+                worker.stopped = True
+                worker.kill()
+            elif now >= worker.deadline:
                 worker.overdue = True
-                with contextlib.suppress(ProcessLookupError, PermissionError):
-                    os.killpg(worker.process.pid, signal.SIGKILL)
+                worker.kill()
 
     def _replace(
         self, worker: _Worker, tasks: list[EpisodeTask], positions: dict[int, int], done: dict[int, EpisodeOutcome]
@@ -391,6 +434,7 @@ class LocalExecutor:
         worker.discard_programs()
         if worker.overdue:
             how = f"exceeded its wall-clock deadline and was killed ({how})"
+        policy_stopped_it = worker.stopped and worker.accepted
         worker.channel.close()
         if not worker.ready:
             raise InfraError(f"replacement worker {worker.slot} {how} during start-up")
@@ -401,13 +445,17 @@ class LocalExecutor:
             self._pending.appendleft(position)
         elif position is not None:
             episode = tasks[position].episode
+            what = f"the worker process (pid {worker.process.pid}) running this Episode"
             done[position] = EpisodeOutcome(
                 split=episode.split,
                 index=episode.index,
-                status="infra_fault",
+                status="protocol_error" if policy_stopped_it else "infra_fault",
                 failure_message=(
-                    f"the worker process (pid {worker.process.pid}) running this Episode {how}; it was replaced"
+                    f"{what} was stopped by a signal while the Policy ran (a Policy must not signal its worker); "
+                    "it was killed and replaced"
+                    if policy_stopped_it
+                    else f"{what} {how}; it was replaced"
                 ),
                 wall_seconds=time.perf_counter() - worker.dispatched_at,
             )
-        self._workers[worker.slot] = _Worker(worker.slot, worker.cpu, self._benchmark_json, self._bwrap)
+        self._workers[worker.slot] = _Worker(worker.slot, worker.cpu, self._benchmark_json, self._bwrap, worker.spare)

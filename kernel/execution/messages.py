@@ -29,7 +29,7 @@ import orjson
 from evoledger.ledger.errors import InfraError
 
 if TYPE_CHECKING:  # imported by the two decoders only: a sandboxed zygote imports this module, never pydantic
-    from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
+    from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask, PolicyLimits
 
 __all__ = [
     "CHILD_ACTION",
@@ -73,6 +73,37 @@ _U32: Final = struct.Struct("<I")
 _NO_TRAJECTORY: Final = 0xFFFFFFFF
 
 
+_LIMITS_CACHE: dict[Any, Any] = {}
+"""PolicyLimits seen recently, both ways (a Run uses one or two): validating or dumping them per task costs more than
+the rest of the task message."""
+_MAX_CACHED_LIMITS: Final = 64
+
+
+def _cached(key: Any, make: Any) -> Any:
+    found = _LIMITS_CACHE.get(key)
+    if found is None:
+        found = make()
+        if len(_LIMITS_CACHE) < _MAX_CACHED_LIMITS:
+            _LIMITS_CACHE[key] = found
+    return found
+
+
+def _limits_json(limits: PolicyLimits) -> dict[str, Any]:
+    return dict(_cached(("dump", limits), lambda: tuple(limits.model_dump().items())))
+
+
+def _limits(raw: dict[str, Any]) -> PolicyLimits:
+    from evoledger.kernel.execution.tasks import PolicyLimits  # pydantic: never in a sandboxed zygote
+
+    try:
+        key = ("load", tuple(sorted(raw.items())))
+        hash(key)
+    except TypeError:
+        return PolicyLimits(**raw)
+    limits: PolicyLimits = _cached(key, lambda: PolicyLimits(**raw))
+    return limits
+
+
 def task_to_json(task: EpisodeTask, task_id: int) -> bytes:
     """A task as the coordinator sends it to a worker (``task_id`` ties the outcome back to it)."""
     episode = task.episode
@@ -85,7 +116,7 @@ def task_to_json(task: EpisodeTask, task_id: int) -> bytes:
             "scenario": None if episode.scenario is None else dict(episode.scenario),
             "program_dir": str(task.program_dir),
             "policy_seed": task.policy_seed,
-            "limits": task.limits.model_dump(),
+            "limits": _limits_json(task.limits),
             "record_trajectory": task.record_trajectory,
         }
     )
@@ -94,7 +125,7 @@ def task_to_json(task: EpisodeTask, task_id: int) -> bytes:
 def task_from_json(data: bytes) -> tuple[int, EpisodeTask]:
     """The inverse of :func:`task_to_json`."""
     from evoledger.kernel.authoring import EpisodeSpec
-    from evoledger.kernel.execution.tasks import EpisodeTask, PolicyLimits
+    from evoledger.kernel.execution.tasks import EpisodeTask
 
     raw: dict[str, Any] = orjson.loads(data)
     episode = EpisodeSpec(split=raw["split"], index=raw["index"], seed=raw["seed"], scenario=raw["scenario"])
@@ -102,7 +133,7 @@ def task_from_json(data: bytes) -> tuple[int, EpisodeTask]:
         episode=episode,
         program_dir=raw["program_dir"],
         policy_seed=raw["policy_seed"],
-        limits=PolicyLimits(**raw["limits"]),
+        limits=_limits(raw["limits"]),
         record_trajectory=raw["record_trajectory"],
     )
     return int(raw["id"]), task

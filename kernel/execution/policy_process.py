@@ -34,6 +34,9 @@ __all__ = ["PolicyFailed", "PolicyProcess", "describe_wait_status"]
 
 _MAX_ACTION_FRAME: Final = MAX_ACTION_BYTES + 1
 _MAX_MESSAGE_CHARS: Final = 2000
+_SENT_AHEAD_BYTES: Final = 16 * 1024
+"""At most this first observation travels with the start message: it waits in the socket buffer (which always has
+room for it) until ``make_policy`` returned, so sending it can never block on a slow Policy."""
 
 
 class PolicyFailed(EvoLedgerError):
@@ -83,12 +86,18 @@ class PolicyProcess:
         self._channel.watch(self._log_fd, self._drain_log)
         self._closed = False
         self._deadline = 0.0
+        self._sent_ahead: bytes | None = None
+        self._act_timeout_reason = f"the act timeout of {limits.act_timeout_seconds:g} s"
 
     def _drain_log(self) -> bool:
         return self.log.drain(self._log_fd)
 
-    def start(self, program_dir: Path, policy_seed: int) -> None:
-        """Tell the child which Program to load, its seed and its limits."""
+    def start(self, program_dir: Path, policy_seed: int, first_observation: bytes | None = None) -> None:
+        """Tell the child which Program to load, its seed and its limits.
+
+        A small ``first_observation`` (wire bytes) is sent right behind, so that the child starts its first ``act``
+        as soon as ``make_policy`` returned, without waiting a round trip for it; the first :meth:`act` then only
+        waits for the action (its time counts from the ready message, when the child starts acting)."""
         limits = self.limits
         config = {
             "program_dir": str(program_dir),
@@ -98,12 +107,18 @@ class PolicyProcess:
             "traceback_chars": limits.traceback_chars,
         }
         self._deadline = time.perf_counter() + limits.make_policy_timeout_seconds
-        self._send(TO_CHILD_START + orjson.dumps(config), limits.make_policy_timeout_seconds, "its start", "")
+        ahead = first_observation is not None and len(first_observation) <= _SENT_AHEAD_BYTES
+        then = TO_CHILD_OBSERVATION + first_observation if ahead and first_observation is not None else None
+        # One write: a child whose make_policy fails at once may end right after reading its start, and a second
+        # write would then find it gone and blame it for that (not for its failure).
+        self._send(TO_CHILD_START + orjson.dumps(config), limits.make_policy_timeout_seconds, "its start", "", then)
+        if then is not None:
+            self._sent_ahead = first_observation
 
-    def _send(self, frame: bytes, timeout: float, what: str, timeout_reason: str) -> None:
+    def _send(self, frame: bytes, timeout: float, what: str, timeout_reason: str, then: bytes | None = None) -> None:
         began = time.perf_counter()
         try:
-            self._channel.send(frame, timeout)
+            self._channel.send(frame, timeout, then=then)
         except ChannelTimeout:
             raise PolicyFailed("timeout", f"the Policy process did not accept {what} within {timeout_reason}") from None
         except ChannelClosed:
@@ -160,7 +175,7 @@ class PolicyProcess:
                 "timeout", f"the Episode's Policy time budget of {limits.episode_policy_seconds:g} s is used up"
             )
         if limits.act_timeout_seconds <= budget_left:
-            timeout, reason = limits.act_timeout_seconds, f"the act timeout of {limits.act_timeout_seconds:g} s"
+            timeout, reason = limits.act_timeout_seconds, self._act_timeout_reason
         else:
             timeout = budget_left
             reason = (
@@ -169,7 +184,10 @@ class PolicyProcess:
         before = self.seconds
         deadline = time.perf_counter() + timeout
         try:
-            self._send(TO_CHILD_OBSERVATION + observation_wire, timeout, "the observation", reason)
+            if self._sent_ahead is observation_wire:  # already sent with the start message
+                self._sent_ahead = None
+            else:
+                self._send(TO_CHILD_OBSERVATION + observation_wire, timeout, "the observation", reason)
             frame = self._receive(deadline, "act(observation)", reason)
         finally:
             self.act_seconds += self.seconds - before
@@ -188,12 +206,14 @@ class PolicyProcess:
     def close(self, zygote: Zygote, *, want_status: bool) -> int | None:
         """Kill the child, collect the rest of its output, free its descriptors; its wait status if asked for.
 
-        Raises :class:`~.zygote.SandboxBroken` (after freeing everything) if a sandboxed zygote is gone or stuck."""
+        Raises :class:`~.zygote.ZygoteBroken` (after freeing everything) if the zygote is gone or stuck: the Policy
+        stopped or killed it."""
         if self._closed:
             return None
         self._closed = True
         zygote.kill_child(self.pid)
         try:
+            zygote.check_alive()
             status = zygote.wait_status(self.pid) if want_status else None
             if not want_status:
                 zygote.release(self.pid)

@@ -34,14 +34,14 @@ from typing import Any, Final, NoReturn
 
 import numpy as np
 import orjson
-from evoledger.kernel.execution.action_wire import encode_action
+from evoledger.kernel.execution.action_wire import decode_action, encode_action
 from evoledger.kernel.execution.capture import bound_text
 from evoledger.kernel.execution.channel import ChannelClosed, FrameChannel
 from evoledger.kernel.execution.context import PolicyContext
 from evoledger.kernel.execution.messages import TO_CHILD_OBSERVATION, TO_CHILD_START
-from evoledger.kernel.execution.values import decode_wire
+from evoledger.kernel.execution.values import decode_wire, encode_wire
 
-__all__ = ["CHANNEL_FD", "PolicyTemplate", "become_policy_process"]
+__all__ = ["CHANNEL_FD", "PolicyTemplate", "become_policy_process", "warm_up_zygote"]
 
 CHANNEL_FD: Final = 3
 _THIS_FILE: Final = __file__
@@ -94,9 +94,13 @@ def _detach(channel_fd: int, log_fd: int) -> None:
             reconfigure(line_buffering=False)
 
 
+_ANY_ERROR: Final = contextlib.suppress(Exception)
+"""Made once (it is reusable): flushing runs after every ``act``."""
+
+
 def _flush_stdio() -> None:
     for stream in (sys.stdout, sys.stderr):
-        with contextlib.suppress(Exception):  # a Policy may have replaced or closed its streams
+        with _ANY_ERROR:  # a Policy may have replaced or closed its streams
             stream.flush()
 
 
@@ -143,6 +147,36 @@ def _apply_limits(memory_bytes: int | None, cpu_seconds: int) -> None:
         _lower_limit(resource.RLIMIT_AS, memory_bytes, memory_bytes)
 
 
+def warm_up_zygote(template: PolicyTemplate, rounds: int = 20) -> None:
+    """In the zygote, before it freezes and forks: run the per-step code paths a few times.
+
+    Python specializes bytecode in place as it runs; code first run in a Policy child is rewritten there, and each
+    rewritten page is copied (copy-on-write) in every child. Run here once, it is already specialized when forked.
+    Nothing of an Episode is involved: a zero observation of the space's shape, the action ``0``."""
+    space = template.observation_space
+    shape, dtype = getattr(space, "shape", None), getattr(space, "dtype", None)
+    try:
+        sample: Any = np.zeros(shape, dtype=dtype) if shape is not None and dtype is not None else 0
+        encode_wire(sample)
+    except Exception:  # an exotic space: warm up with an int
+        sample = 0
+    for _ in range(rounds):
+        with contextlib.suppress(Exception):
+            decode_wire(encode_wire(sample))
+            decode_action(encode_action(0))
+            orjson.loads(orjson.dumps({"policy_seed": 0}))
+        _flush_stdio()
+        _warm_up()
+
+
+def _warm_up() -> None:
+    """Before the start message (while the previous Episode ends): make the first numpy generator once, so that
+    the memory it touches is this process's own before the Episode's clock runs. Seeding later resets everything."""
+    random.seed(0)
+    np.random.seed(0)
+    np.random.default_rng(0)
+
+
 def _seed_everything(template: PolicyTemplate, policy_seed: int) -> None:
     random.seed(policy_seed)
     np.random.seed(policy_seed % 2**32)
@@ -178,10 +212,12 @@ def _load_policy(program_dir: Path, context: PolicyContext) -> Any:
     return policy
 
 
-def _serve(channel: FrameChannel, template: PolicyTemplate) -> None:
+def _serve(channel: FrameChannel, template: PolicyTemplate, cpu: int | None) -> None:
     start = channel.receive()
     if start[:1] != TO_CHILD_START:
         return
+    if cpu is not None:  # from now on every step is an exchange with the worker: share its CPU
+        os.sched_setaffinity(0, {cpu})
     config: dict[str, Any] = orjson.loads(start[1:])
     trace_limit = int(config["traceback_chars"])
     policy_seed = int(config["policy_seed"])
@@ -240,10 +276,9 @@ def become_policy_process(channel_fd: int, log_fd: int, template: PolicyTemplate
     code = 0
     try:
         _detach(channel_fd, log_fd)
-        if cpu is not None:
-            os.sched_setaffinity(0, {cpu})
+        _warm_up()
         channel = FrameChannel(socket.socket(fileno=CHANNEL_FD))
-        _serve(channel, template)
+        _serve(channel, template, cpu)
     except ChannelClosed:
         code = 0
     except BaseException:

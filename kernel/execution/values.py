@@ -49,6 +49,10 @@ _INT64_MAX: Final = 2**63 - 1
 _DTYPE_PATTERN: Final = re.compile(r"^[<>|=](b1|[iu][1248]|f[248])$")
 _DTYPES: dict[str, np.dtype[Any]] = {}
 _ALLOWED_KINDS: Final = frozenset("biuf")
+_ARRAY_HEADS: dict[tuple[np.dtype[Any], tuple[int, ...]], bytes] = {}
+"""The wire head (tag, dtype, shape) of arrays already sent: an Environment sends one shape step after step."""
+_MAX_CACHED_HEADS: Final = 256
+_SHAPES: Final = [struct.Struct(f"<{n}Q") for n in range(MAX_WIRE_DEPTH + 1)]
 
 
 def _wire_dtype(dtype: np.dtype[Any]) -> bool:
@@ -83,6 +87,17 @@ def _parse_dtype(text: str) -> np.dtype[Any]:
     return dtype
 
 
+def _array_head(array: np.ndarray[Any, Any]) -> bytes:
+    key = (array.dtype, array.shape)
+    head = _ARRAY_HEADS.get(key)
+    if head is None:
+        shape = array.shape
+        head = b"a" + _dtype_tag(array.dtype) + bytes((len(shape),)) + b"".join(_U64.pack(n) for n in shape)
+        if len(_ARRAY_HEADS) < _MAX_CACHED_HEADS:
+            _ARRAY_HEADS[key] = head
+    return head
+
+
 def _encode(value: Any, out: list[bytes], depth: int) -> None:
     if depth > MAX_WIRE_DEPTH:
         raise EncodingError(f"value nests deeper than {MAX_WIRE_DEPTH} levels; flatten it")
@@ -90,8 +105,7 @@ def _encode(value: Any, out: list[bytes], depth: int) -> None:
     kind = type(value)
     if kind is np.ndarray:
         array: np.ndarray[Any, Any] = value
-        head = _dtype_tag(array.dtype) + bytes((array.ndim,))
-        out.append(b"a" + head + b"".join(_U64.pack(n) for n in array.shape))
+        out.append(_array_head(array))
         out.append(array.tobytes(order="C"))
     elif kind is int:
         if _INT64_MIN <= value <= _INT64_MAX:
@@ -154,6 +168,8 @@ def encode_wire(value: Any) -> bytes:
     >>> decode_wire(encode_wire((1, np.float32(2.5), {"a": [None, True]})))
     (1, np.float32(2.5), {'a': [None, True]})
     """
+    if type(value) is np.ndarray:  # the usual observation: one array
+        return _array_head(value) + value.tobytes(order="C")
     out: list[bytes] = []
     _encode(value, out, 0)
     return b"".join(out)
@@ -262,8 +278,34 @@ def _decode(reader: _Reader, depth: int) -> Any:
     raise EncodingError(f"unknown wire tag {tag:#04x} at offset {reader.pos - 1}")
 
 
+def _whole_array(data: memoryview) -> np.ndarray[Any, Any] | None:
+    """``data`` as one well-formed top-level array (the usual observation), or None to take the general path."""
+    size = data[1]
+    start = 3 + size
+    if start > len(data):
+        return None
+    ndim = data[start - 1]
+    if ndim > MAX_WIRE_DEPTH:
+        return None
+    try:
+        dtype = _parse_dtype(str(data[2 : start - 1], "ascii"))
+        shape = _SHAPES[ndim].unpack_from(data, start)
+    except (EncodingError, UnicodeDecodeError, struct.error):
+        return None
+    start += 8 * ndim
+    if math.prod(shape) * dtype.itemsize != len(data) - start:
+        return None
+    # A writable copy (Policies may modify observations in place), exactly as the general path makes it.
+    array = np.frombuffer(bytearray(data[start:]), dtype=dtype)
+    return array if ndim == 1 else array.reshape(shape)
+
+
 def decode_wire(data: bytes | memoryview) -> Any:
     """Decode bytes written by :func:`encode_wire`; raises EncodingError on anything malformed."""
+    if len(data) > 2 and data[0] == 0x61:  # a: one array
+        array = _whole_array(memoryview(data))
+        if array is not None:
+            return array
     reader = _Reader(data)
     value = _decode(reader, 0)
     if reader.remaining():
@@ -288,6 +330,8 @@ def _array_to_json(array: np.ndarray[Any, Any]) -> Any:
         return array.tolist()
     if kind == "f":
         listed = array.tolist()
+        if array.ndim == 1 and math.isfinite(sum(listed)):  # a sum is finite only if every term is: no NaN, no inf
+            return listed
         return listed if np.isfinite(array).all() else _finite_or_none(listed)
     raise EncodingError(
         f"an array of dtype {array.dtype} cannot be recorded; only bool, integer and float arrays are supported"

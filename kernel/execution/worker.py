@@ -1,7 +1,8 @@
 """The pre-warmed worker process: the Environment side of Episodes.
 
 Started once per executor slot with a fresh interpreter (``python -m evoledger.kernel.execution.worker_start
---fd N [--cpu C]``, which runs :func:`serve`), never by forking the caller. Start-up, in this order:
+--fd N [--cpu C] [--spare-cpus C,...]``, which runs :func:`serve`), never by forking the caller. Start-up, in this
+order:
 
 1. pin itself to CPU ``C`` (its Policy children inherit the pin, so every per-step exchange stays on one CPU);
 2. with numpy, gymnasium and the Policy runtime imported, fork the zygote (:mod:`~.zygote`) — before it
@@ -23,6 +24,7 @@ Only the coordinator writes any ledger; a worker only returns outcomes.
 from __future__ import annotations
 
 import argparse
+import gc
 import os
 import shutil
 import socket
@@ -102,6 +104,10 @@ def _start(channel: FrameChannel, zygote: Zygote | None, sandboxes: _Sandboxes |
             zygote.send_template(*template)
             runner = EpisodeRunner(benchmark, zygote)
         runner.warm_up()
+        # What is alive now lives as long as the worker: spare the collector from walking it again and again
+        # while Episodes come and go (a full collection of it took milliseconds, at random steps).
+        gc.collect()
+        gc.freeze()
     except ChannelClosed:
         return None
     except Exception as exc:
@@ -132,6 +138,8 @@ def _serve(channel: FrameChannel, runner: EpisodeRunner) -> None:
             channel.send(outcome_to_frame(outcome, task_id))
         except ChannelClosed:
             return
+        if runner.retired:  # the coordinator replaces this worker
+            return
         runner.prefork()  # the next Episode's child is forked while the coordinator handles this outcome
 
 
@@ -142,13 +150,15 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def serve(args: argparse.Namespace, first_sandbox: Zygote | None = None) -> None:
     """Run the worker with its parsed arguments; ``first_sandbox``: a sandboxed zygote already started for it."""
+    spare = {int(c) for c in args.spare_cpus.split(",") if c} & os.sched_getaffinity(0)
     if args.cpu is not None:
         os.sched_setaffinity(0, {args.cpu})
     sandboxes = None
     if args.bwrap is not None:
         programs = args.programs or Path(tempfile.mkdtemp(prefix="evoledger-programs-"))
         sandboxes = _Sandboxes(args.bwrap, args.cpu, programs, first_sandbox)
-    zygote = None if sandboxes is not None else Zygote.fork(args.cpu, close_in_zygote=(args.fd,))
+    zygote_cpus = {args.cpu, *spare} if args.cpu is not None and spare else None  # else it shares the worker's CPU
+    zygote = None if sandboxes is not None else Zygote.fork(args.cpu, close_in_zygote=(args.fd,), cpus=zygote_cpus)
     channel = FrameChannel(socket.socket(fileno=args.fd), max_frame=COORDINATOR_MAX_FRAME)
     try:
         runner = _start(channel, zygote, sandboxes)

@@ -24,6 +24,7 @@ def parse_arguments(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser = argparse.ArgumentParser(prog="evoledger-worker", description="an evoledger execution worker")
     parser.add_argument("--fd", type=int, required=True, help="the socket shared with the coordinator")
     parser.add_argument("--cpu", type=int, default=None, help="pin the worker and its Policy children to this CPU")
+    parser.add_argument("--spare-cpus", default="", help="CPUs no worker uses, where the zygote may fork ahead")
     parser.add_argument("--bwrap", default=None, help="run Policies in bubblewrap sandboxes started with this binary")
     parser.add_argument("--programs", type=Path, default=None, help="with --bwrap: an empty folder for Program copies")
     return parser.parse_args(argv)

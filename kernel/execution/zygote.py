@@ -19,7 +19,11 @@ The worker talks to the zygote over a ``SOCK_SEQPACKET`` pair (one message per r
 
 Children are reaped only once the worker has released or waited for them, so a pid the worker holds
 can never be reused under it. When the worker goes away (end of file), the zygote kills every child's
-process group and exits.
+process group and exits; if the worker is killed, the kernel kills the zygote, and with it each child
+(``PR_SET_PDEATHSIG``, :mod:`~.process_guard`). Locally, when some CPU has no worker, the zygote may run there too, so
+the next Episode's child is forked and set up on that free CPU while the worker runs this Episode; the child joins
+the worker's CPU when its Episode starts. A Policy that stops or kills the zygote is found out (``check_alive``) once
+its Episode is over, and blamed.
 
 With ``--isolation bwrap`` (:mod:`~.isolation`) the zygote is not forked but launched per worker inside a
 bubblewrap sandbox (:meth:`Zygote.launch`, entry point :mod:`~.sandbox_main`), as pid 1 of its own pid namespace,
@@ -46,11 +50,12 @@ from pathlib import Path
 from typing import Any, Final
 
 from evoledger.kernel.execution.isolation import start_sandbox
-from evoledger.kernel.execution.policy_runtime import PolicyTemplate, become_policy_process
+from evoledger.kernel.execution.policy_runtime import PolicyTemplate, become_policy_process, warm_up_zygote
+from evoledger.kernel.execution.process_guard import broken_state, die_with_parent, is_stopped, prepare_to_fork
 from evoledger.kernel.execution.sandbox_sweep import sweep_sandbox
 from evoledger.ledger.errors import InfraError
 
-__all__ = ["SandboxBroken", "SpareChild", "Zygote", "serve_sandboxed"]
+__all__ = ["SandboxBroken", "SpareChild", "Zygote", "ZygoteBroken", "serve_sandboxed"]
 
 _PID: Final = struct.Struct("<q")
 _STATUS: Final = struct.Struct("<qq")
@@ -61,8 +66,12 @@ _SANDBOX_REPLY_SECONDS: Final = 20.0
 _SANDBOX_STOP_SECONDS: Final = 5.0
 
 
-class SandboxBroken(InfraError):
-    """The sandboxed zygote died or stopped answering; during an Episode only Policy code could have caused it."""
+class ZygoteBroken(InfraError):
+    """The zygote died, was stopped or stopped answering; during an Episode only Policy code could have caused it."""
+
+
+class SandboxBroken(ZygoteBroken):
+    """The sandboxed zygote died or stopped answering (the worker launches a new sandbox)."""
 
 
 def _flush_stdio() -> None:
@@ -90,6 +99,7 @@ class SpareChild:
 
 
 def _zygote_loop(sock: socket.socket, cpu: int | None, sandboxed: bool = False) -> None:
+    prepare_to_fork()
     chunks: list[bytes] = []
     template: PolicyTemplate | None = None
     live: set[int] = set()
@@ -116,6 +126,7 @@ def _zygote_loop(sock: socket.socket, cpu: int | None, sandboxed: bool = False) 
                     fields: tuple[Any, Any, Any, Any] = pickle.loads(b"".join(chunks))
                     template = PolicyTemplate(*fields)
                     chunks.clear()
+                    warm_up_zygote(template)
                     gc.collect()
                     gc.freeze()
             elif kind == b"F":
@@ -124,9 +135,11 @@ def _zygote_loop(sock: socket.socket, cpu: int | None, sandboxed: bool = False) 
                         os.close(fd)
                     raise InfraError("the zygote was asked to fork before it received its template")
                 _flush_stdio()
+                zygote = os.getpid()
                 pid = os.fork()
                 if pid == 0:
                     sock.detach()
+                    die_with_parent(zygote)  # a zygote killed by a Policy takes its other children along
                     become_policy_process(fds[0], fds[1], template, cpu)
                 for fd in fds:
                     os.close(fd)
@@ -183,14 +196,22 @@ class Zygote:
         return cls(process.pid, ours, process)
 
     @classmethod
-    def fork(cls, cpu: int | None, close_in_zygote: tuple[int, ...] = ()) -> Zygote:
-        """Fork the zygote from the current (single-threaded) process; ``close_in_zygote`` are fds it must drop."""
+    def fork(cls, cpu: int | None, close_in_zygote: tuple[int, ...] = (), cpus: set[int] | None = None) -> Zygote:
+        """Fork the zygote from the current (single-threaded) process; ``close_in_zygote`` are fds it must drop.
+
+        ``cpus``: where the zygote (and each child until its Episode starts) may run. A fork and a child's set-up then
+        use a free CPU while the worker runs an Episode on its own ``cpu``, which each child joins when it starts."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         _flush_stdio()
+        prepare_to_fork()
+        worker = os.getpid()
         pid = os.fork()
         if pid == 0:  # the zygote
             code = 0
             try:
+                die_with_parent(worker)  # a worker killed (by the executor's watchdog, say) takes its zygote along
+                if cpus:
+                    os.sched_setaffinity(0, cpus)
                 ours.close()
                 for fd in close_in_zygote:
                     with contextlib.suppress(OSError):
@@ -282,6 +303,14 @@ class Zygote:
                 if got == pid:
                     return int(status)
 
+    def discard(self, child: SpareChild) -> None:
+        """Kill an unused child, free its descriptors and let the zygote reap it."""
+        self.kill_child(child.pid)
+        child.channel.close()
+        with contextlib.suppress(OSError):
+            os.close(child.log_fd)
+        self.release(child.pid)
+
     def release(self, pid: int) -> None:
         """Let the zygote reap child ``pid`` (already killed) without reporting its status.
 
@@ -291,6 +320,15 @@ class Zygote:
             kind, body = self._read_one()
             if kind == b"D" and _PID.unpack(body)[0] == pid:
                 return
+
+    def check_alive(self) -> None:
+        """Raise :class:`ZygoteBroken` if a local zygote has ended or is stopped (call once the Policy is killed:
+        nothing of it can change that any more). A sandboxed zygote is checked by its reply deadlines instead."""
+        if self.sandboxed:
+            return
+        why = broken_state(self.pid)
+        if why is not None:
+            raise ZygoteBroken(f"the zygote (pid {self.pid}) {why}")
 
     def kill_child(self, pid: int) -> None:
         """SIGKILL child ``pid``'s process group (in a sandbox the zygote does it when told ``W`` or ``K``)."""
@@ -318,6 +356,8 @@ class Zygote:
                 self._sandbox.kill()
                 self._sandbox.wait()
             return
+        if is_stopped(self.pid):  # stopped by a Policy: it would never see the end of file
+            os.kill(self.pid, signal.SIGKILL)
         with contextlib.suppress(ChildProcessError):
             os.waitpid(self.pid, 0)
 

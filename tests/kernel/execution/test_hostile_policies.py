@@ -94,25 +94,66 @@ def make_policy(context):
     return _Policy()
 """
 
+# Signals only our own worker or zygote, found by name: never any other process of the test machine.
 STOP_WORKER = """
 import os
 import signal
 
 
-def _worker():
-    stat = open(f"/proc/{os.getppid()}/stat", encoding="ascii").read()
+def _parent(pid):
+    stat = open(f"/proc/{pid}/stat", encoding="ascii").read()
     return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def _ours(pid):
+    return b"evoledger.kernel.execution.worker" in open(f"/proc/{pid}/cmdline", "rb").read()
 
 
 class _Policy:
     def act(self, observation):
-        os.kill(_worker(), signal.SIGSTOP)  # the zygote's parent
+        target = TARGET  # the zygote, or the zygote's parent: the worker
+        if target > 1 and _ours(target):
+            os.kill(target, signal.SIGSTOP)
         return 0
 
 
 def make_policy(context):
     return _Policy()
 """
+# Signals the next Episode's Policy child, forked ahead by the same zygote (found by name among its children).
+HIT_THE_NEXT_CHILD = """
+import os
+import signal
+import time
+
+
+def _ours(pid):
+    return b"evoledger.kernel.execution.worker" in open(f"/proc/{pid}/cmdline", "rb").read()
+
+
+def _siblings():
+    zygote = os.getppid()
+    children = open(f"/proc/{zygote}/task/{zygote}/children").read().split()
+    return [int(c) for c in children if int(c) != os.getpid() and _ours(int(c))]
+
+
+class _Policy:
+    def act(self, observation):
+        deadline = time.monotonic() + 20
+        while not _siblings() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        targets = _siblings()
+        for pid in targets:
+            os.kill(pid, signal.SIGNAL)
+        print("hit", targets, flush=True)
+        raise SystemExit("done")
+
+
+def make_policy(context):
+    return _Policy()
+"""
+STOP_THE_WORKER = STOP_WORKER.replace("TARGET", "_parent(os.getppid())")
+STOP_THE_ZYGOTE = STOP_WORKER.replace("TARGET", "os.getppid()")
 
 SETSID_ESCAPE = """
 import os
@@ -327,17 +368,16 @@ def test_a_policy_that_kills_its_parent_costs_one_episode_and_the_next_ones_run(
     worker = counter.worker_pids[0]
     tasks = [*make_tasks(killer, limits=FAST), *make_tasks(programs["binary_search"], 2)]
     outcomes = list(counter.run(tasks))
-    # What happens today: the worker dies; the executor reports an infra fault and replaces the worker. The Policy
-    # is not blamed (see the xfail below). Killing the worker's group ends the killer's own Episode. Killing the
-    # zygote races: the worker finds its zygote gone either during the killer's Episode or when it forks the next
-    # Policy, so the one infra fault lands on the killer's Episode or on the one after it.
+    # Killing the worker's group: the worker dies; the executor reports an infra fault and replaces the worker. The
+    # Policy is not blamed (see the xfail below). Killing the zygote: the worker finds it gone once the killer's
+    # Episode has ended, blames that Policy, and retires so that the executor replaces it.
     statuses = [o.status for o in outcomes]
     if name == "kill_worker_group":
         assert statuses == ["infra_fault", "ok", "ok"]
+        assert f"worker process (pid {worker})" in str(outcomes[0].failure_message)
     else:
-        assert statuses in (["infra_fault", "ok", "ok"], ["ok", "infra_fault", "ok"]), statuses
-    faulted = outcomes[statuses.index("infra_fault")]
-    assert f"worker process (pid {worker})" in str(faulted.failure_message)
+        assert statuses == ["protocol_error", "ok", "ok"], outcomes[0].failure_message
+        assert "zygote" in str(outcomes[0].failure_message)
     assert counter.worker_pids[0] != worker
     assert _wait_until(lambda: not _running(worker), 5.0)
     assert [o.status for o in counter.run(make_tasks(programs["binary_search"]))] == ["ok"]
@@ -360,16 +400,34 @@ def test_killing_the_worker_is_not_a_refunded_infra_fault(
     assert outcome.status not in ("ok", "infra_fault")
 
 
-def test_a_policy_that_stops_its_worker_cannot_hang_the_executor(
-    programs: dict[str, Path], make_tasks: MakeTasks, hostile: Path
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGSTOP"])
+def test_a_policy_cannot_spoil_the_next_episode_by_signalling_its_policy_child(
+    counter: LocalExecutor, programs: dict[str, Path], make_tasks: MakeTasks, hostile: Path, how: str
 ) -> None:
-    stopper = _program(hostile, "stop_worker", STOP_WORKER)
-    limits = PolicyLimits(
-        act_timeout_seconds=0.3, make_policy_timeout_seconds=0.5, episode_policy_seconds=0.5, memory_bytes=1024**3
-    )
-    deadline = limits.make_policy_timeout_seconds + limits.episode_policy_seconds + 3.0
-    with LocalExecutor(BenchmarkRef(name="toy-counter")) as executor:
+    """The next Episode's child is forked while this one runs; one a Policy signalled is never handed on."""
+    hitter = _program(hostile, f"hit_next_child_{how}", HIT_THE_NEXT_CHILD.replace("SIGNAL", how))
+    limits = PolicyLimits(act_timeout_seconds=30, make_policy_timeout_seconds=30, memory_bytes=1024**3)
+    first, second = counter.run([*make_tasks(hitter, limits=limits), *make_tasks(programs["binary_search"])])
+    assert first.status == "exception", first.failure_message
+    log = first.policy_log.decode()
+    assert "hit [" in log, log
+    assert "hit []" not in log, log  # it did find the next child
+    assert second.status == "ok", second.failure_message
+
+
+@pytest.mark.parametrize("target", ["worker", "zygote"])
+def test_a_policy_that_stops_its_worker_cannot_hang_the_executor(
+    programs: dict[str, Path], make_tasks: MakeTasks, hostile: Path, target: str
+) -> None:
+    """The stopped process is killed long before any wall-clock watchdog (these limits would give it 20 minutes),
+    the Episode is the Policy's fault (never a refunded infra fault), and nothing of the old worker is left."""
+    source = STOP_THE_WORKER if target == "worker" else STOP_THE_ZYGOTE
+    stopper = _program(hostile, f"stop_{target}", source)
+    limits = PolicyLimits(act_timeout_seconds=600, episode_policy_seconds=600, memory_bytes=1024**3)
+    deadline = 90.0  # a replacement worker starts under heavy load within this; the watchdog alone would take 1230 s
+    with LocalExecutor(BenchmarkRef(name="toy-counter"), isolation="local") as executor:
         worker = executor.worker_pids[0]
+        old = [worker, *_children(worker)]  # the worker and its zygote
         outcomes: list[EpisodeOutcome] = []
         tasks = [*make_tasks(stopper, limits=limits), *make_tasks(programs["binary_search"])]
         runner = threading.Thread(target=lambda: outcomes.extend(executor.run(tasks)), daemon=True)
@@ -377,13 +435,15 @@ def test_a_policy_that_stops_its_worker_cannot_hang_the_executor(
         runner.join(deadline)
         finished_in_time = not runner.is_alive()
         if not finished_in_time:  # unstick the test: kill the stopped worker and zygote; the executor replaces them
-            for pid in (worker, *_children(worker)):
+            for pid in old:
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             runner.join(30)
-    assert finished_in_time, f"the executor was still waiting after {deadline:g} s"
-    assert len(outcomes) == 2
-    assert outcomes[1].status == "ok"
+        assert finished_in_time, f"the executor was still waiting after {deadline:g} s"
+        assert [o.status for o in outcomes] == ["protocol_error", "ok"], outcomes[0].failure_message
+        assert "stopped" in str(outcomes[0].failure_message)
+        assert executor.worker_pids[0] != worker  # replaced
+        assert _wait_until(lambda: not any(_running(pid) for pid in old), 10.0), "the stopped worker outlived it"
 
 
 @pytest.mark.xfail(

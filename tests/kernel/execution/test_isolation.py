@@ -508,11 +508,9 @@ def _program_copy_folders() -> set[Path]:
 def test_a_killed_worker_leaves_no_program_copies_behind(
     programs: dict[str, Path], make_tasks: MakeTasks, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A temporary folder of this test's own: other evoledger processes on the machine make copies too.
-    private_tmp = tmp_path / "tmp"
-    private_tmp.mkdir()
-    monkeypatch.setenv("TMPDIR", str(private_tmp))
-    monkeypatch.setattr(tempfile, "tempdir", str(private_tmp))
+    private = tmp_path / "tmp"  # not the shared temporary folder: other executors on this machine make copies there
+    private.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(private))
     before = _program_copy_folders()
     slow = _program(tmp_path, "slow_act_worker", SLOW_ACT)
     limits = PolicyLimits(act_timeout_seconds=20.0, make_policy_timeout_seconds=20.0, memory_bytes=1024**3)

@@ -104,6 +104,15 @@ def test_an_exception_in_make_policy_is_reported_with_its_traceback(
     assert outcome.to_record(with_trajectory=True).failed
 
 
+def test_a_make_policy_that_fails_at_once_is_always_an_exception(
+    counter: LocalExecutor, programs: dict[str, Path], make_tasks: MakeTasks
+) -> None:
+    """The first observation travels right behind the start message; a child that failed and ended in between must
+    not turn the Episode into a protocol error (a race: many Episodes give it many chances to show)."""
+    outcomes = list(counter.run(make_tasks(programs["raise_in_make"], 30)))
+    assert {o.status for o in outcomes} == {"exception"}, [o.failure_message for o in outcomes]
+
+
 def test_an_exception_in_act_is_reported_with_its_traceback(
     counter: LocalExecutor, programs: dict[str, Path], make_tasks: MakeTasks
 ) -> None:

@@ -1,0 +1,179 @@
+"""Through the real CLI: a Policy that stops its worker cannot hang `evoledger evaluate`, and SIGTERM or Ctrl-C of a
+command leaves no worker process behind.
+
+Every command runs as a real subprocess; its descendants (workers, zygotes, Policy children) are found by scanning
+/proc while it runs, and after it ends each of them must be gone. Every wait has a generous deadline (these tests
+must pass on a machine busy with other work); nothing asserts a duration. The hostile Policies signal only our own
+worker or zygote, found by name, and run with ``--isolation local`` (in a bubblewrap sandbox they could not reach
+them at all).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+_CLI = "from evoledger.kernel.cli import main; main()"
+
+STOPPER = """
+import os
+import signal
+import time
+
+
+def _parent(pid):
+    stat = open(f"/proc/{pid}/stat", encoding="ascii").read()
+    return int(stat.rsplit(")", 1)[1].split()[1])
+
+
+def _ours(pid):
+    return b"evoledger.kernel.execution.worker" in open(f"/proc/{pid}/cmdline", "rb").read()
+
+
+class _Policy:
+    def act(self, observation):
+        target = TARGET
+        if target > 1 and _ours(target):
+            os.kill(target, signal.SIGSTOP)
+        time.sleep(PAUSE)
+        return 0
+
+
+def make_policy(context):
+    return _Policy()
+"""
+STOP_WORKER = STOPPER.replace("TARGET", "_parent(os.getppid())").replace("PAUSE", "0")
+STOP_ZYGOTE_THEN_WAIT = STOPPER.replace("TARGET", "os.getppid()").replace("PAUSE", "0.2")
+SLOW = """
+import time
+
+
+class _Policy:
+    def act(self, observation):
+        time.sleep(0.2)
+        return 0
+
+
+def make_policy(context):
+    return _Policy()
+"""
+
+
+def _program(root: Path, name: str, source: str) -> Path:
+    directory = root / name
+    directory.mkdir()
+    (directory / "policy.py").write_text(textwrap.dedent(source).lstrip(), encoding="utf-8")
+    return directory
+
+
+def _parents() -> dict[int, int]:
+    """pid -> parent pid of every live (non-zombie) process."""
+    table = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
+                fields = stat.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] not in ("Z", "X"):
+            table[int(entry)] = int(fields[1])
+    return table
+
+
+def _descendants(pid: int) -> set[int]:
+    table = _parents()
+    found: set[int] = set()
+    frontier = {pid}
+    while frontier:
+        frontier = {child for child, parent in table.items() if parent in frontier} - found
+        found |= frontier
+    return found
+
+
+def _alive(pids: set[int]) -> set[int]:
+    table = _parents()
+    return {pid for pid in pids if pid in table}
+
+
+def _wait_until(condition: Callable[[], bool], seconds: float) -> bool:
+    deadline = time.monotonic() + seconds
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.05)
+    return True
+
+
+@pytest.fixture
+def spawn(cwd: Path) -> Iterator[Callable[..., subprocess.Popen[str]]]:
+    """Start ``evoledger ARGS`` as a subprocess; whatever the test leaves of it is killed at the end."""
+    started: list[subprocess.Popen[str]] = []
+
+    def start(*args: str) -> subprocess.Popen[str]:
+        process = subprocess.Popen(
+            [sys.executable, "-c", _CLI, *args],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "EVOLEDGER_HOME": str(cwd / "home")},
+        )
+        started.append(process)
+        return process
+
+    yield start
+    for process in started:
+        for pid in _descendants(process.pid):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        with contextlib.suppress(ProcessLookupError):
+            process.kill()
+        process.communicate(timeout=60)
+
+
+def test_a_policy_that_stops_its_worker_cannot_hang_evaluate(
+    cwd: Path, spawn: Callable[..., subprocess.Popen[str]]
+) -> None:
+    program = _program(cwd, "stopper", STOP_WORKER)
+    process = spawn("evaluate", str(program), "-b", "toy-counter", "-n", "2", "--isolation", "local", "--json")
+    seen: set[int] = set()
+    deadline = time.monotonic() + 180  # two replacement workers start under heavy load within this
+    while process.poll() is None and time.monotonic() < deadline:
+        seen |= _descendants(process.pid)
+        time.sleep(0.05)
+    assert process.poll() is not None, "evaluate was still running after 180 s"
+    out, err = process.communicate()
+    report = json.loads(out)
+    statuses = [episode["status"] for episode in report["episodes"]]
+    assert statuses == ["protocol_error", "protocol_error"], err
+    assert _wait_until(lambda: not _alive(seen), 30), f"left behind: {_alive(seen)}"
+
+
+@pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
+@pytest.mark.parametrize("policy", ["slow", "stops-its-zygote"])
+def test_ending_evaluate_leaves_no_worker_behind(
+    cwd: Path, spawn: Callable[..., subprocess.Popen[str]], how: signal.Signals, policy: str
+) -> None:
+    source = SLOW if policy == "slow" else STOP_ZYGOTE_THEN_WAIT
+    program = _program(cwd, "policy", source)
+    long_episodes = ["--set", "max_episode_steps=1000", "--set", "terminate_on_hit=false"]  # minutes at 0.2 s/step
+    process = spawn("evaluate", str(program), "-b", "toy-counter", *long_episodes, "-n", "5", "--isolation", "local")
+    # Mid-Episode: the worker, its zygote and a Policy child (at least) are running.
+    assert _wait_until(lambda: len(_descendants(process.pid)) >= 3 or process.poll() is not None, 120)
+    time.sleep(0.5)  # let the Policy act (and stop its zygote) for a while
+    seen = _descendants(process.pid)
+    assert process.poll() is None, process.communicate()
+    process.send_signal(how)
+    process.communicate(timeout=120)
+    assert _wait_until(lambda: not _alive(seen), 30), f"left behind: {_alive(seen)}"
