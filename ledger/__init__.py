@@ -6,7 +6,6 @@ The errors are imported eagerly (standard library only); every other name is imp
 
 from __future__ import annotations
 
-import importlib
 import sys
 import types
 from typing import TYPE_CHECKING, Final
@@ -32,6 +31,7 @@ from evoledger.ledger.errors import (
     UnknownNameError,
     UnsafePathError,
 )
+from evoledger.ledger.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from evoledger.ledger.canonical import canonical_json, digest_of, is_digest, parse_canonical
@@ -88,17 +88,7 @@ _LAZY: Final = {
 """Re-exported name -> the module defining it, imported on first access (PEP 562)."""
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
 
 
 class _Package(types.ModuleType):

@@ -9,8 +9,9 @@ authoring API does, and so every execution worker) does not pay for the Event sc
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Final
+
+from evoledger.ledger.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from evoledger.projections import audit, mirror, retention, run_state
@@ -46,16 +47,4 @@ _SUBMODULES: Final = frozenset({"audit", "mirror", "retention", "run_state"})
 """Projection modules re-exported as modules (``projections.run_state.fold``)."""
 
 
-def __getattr__(name: str) -> object:
-    if name in _SUBMODULES:
-        return importlib.import_module(f"{__name__}.{name}")
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY, *_SUBMODULES})
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY, _SUBMODULES)

@@ -10,8 +10,9 @@ import the conformance checks.
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Final
+
+from evoledger.ledger.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from evoledger.kernel.authoring.benchmark import (
@@ -126,14 +127,4 @@ _LAZY: Final = {
 """Re-exported name -> the module defining it, imported on first access (PEP 562)."""
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)

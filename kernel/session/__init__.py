@@ -12,8 +12,9 @@ Every name here is imported on first use (PEP 562): ``evoledger-session`` must s
 
 from __future__ import annotations
 
-import importlib
 from typing import TYPE_CHECKING, Final
+
+from evoledger.ledger.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from evoledger.kernel.session.client import CLIENT_ERROR_CODES, ClientInputError, SessionClient, workspace_relative
@@ -142,14 +143,4 @@ _LAZY: Final = {
 """Re-exported name -> the module defining it, imported on first access (PEP 562)."""
 
 
-def __getattr__(name: str) -> object:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *_LAZY})
+__getattr__, __dir__ = lazy_exports(__name__, globals(), _LAZY)
