@@ -20,16 +20,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, get_args
 
-from evoledger.kernel.authoring import Benchmark, score_of
+from evoledger.kernel.authoring import score_of
 from evoledger.kernel.execution import EpisodeOutcome, EpisodeTask, Executor, PolicyLimits
 from evoledger.kernel.planning import PlannedEpisode
 from evoledger.kernel.recording import ObjectSink, validation_event
 from evoledger.kernel.run.config import RunConfig
-from evoledger.kernel.run.host import RunHost
-from evoledger.kernel.run.layout import RunLayout
+from evoledger.kernel.run.live import LiveRun
 from evoledger.kernel.run.private_copies import private_program_copy
 from evoledger.kernel.run.records import records_from_views
-from evoledger.kernel.run.setup import RunPlan
 from evoledger.ledger.errors import InfraError
 from evoledger.ledger.events import (
     AssessmentFinished,
@@ -40,7 +38,6 @@ from evoledger.ledger.events import (
 )
 from evoledger.ledger.events.base import EpisodeStatus
 from evoledger.ledger.events.run import RunEndReason
-from evoledger.ledger.store import Ledger
 from evoledger.projections.run_state import RunState
 from evoledger.projections.scoring import rank_candidates
 
@@ -203,15 +200,8 @@ def candidates_for_judging(state: RunState, config: RunConfig, direction: str) -
     return (), False
 
 
-def _validate(
-    host: RunHost,
-    ledger: Ledger,
-    config: RunConfig,
-    benchmark: Benchmark,
-    plan: RunPlan,
-    executor: Executor,
-    candidates: tuple[str, ...],
-) -> list[CandidateResult]:
+def _validate(live: LiveRun, candidates: tuple[str, ...]) -> list[CandidateResult]:
+    host, ledger, config, plan = live.host, live.ledger, live.config, live.plan
     results = []
     for position, sid in enumerate(candidates, start=1):
         view = host.state.submissions[sid]
@@ -220,7 +210,9 @@ def _validate(
         if pending:
             allowance = config.infra_refunds.rule.limit(len(plan.validation))
             with private_program_copy(view.program_digest, ledger.objects) as program_dir:
-                outcomes = run_judged_episodes(executor, pending, program_dir, config.limits, retry_limit=allowance)
+                outcomes = run_judged_episodes(
+                    live.executor, pending, program_dir, config.limits, retry_limit=allowance
+                )
             host.append(
                 [
                     validation_event(o, ledger.objects, submission_id=sid, program_digest=view.program_digest)
@@ -235,24 +227,16 @@ def _validate(
                 submission_id=sid,
                 program_digest=view.program_digest,
                 finish_position=position,
-                score=score_of(benchmark, records) if records else view.score,
+                score=score_of(live.benchmark, records) if records else view.score,
                 policy_failures=sum(1 for r in records if r.status != "ok"),
             )
         )
     return results
 
 
-def judge_run(
-    *,
-    host: RunHost,
-    ledger: Ledger,
-    layout: RunLayout,
-    config: RunConfig,
-    benchmark: Benchmark,
-    plan: RunPlan,
-    executor: Executor,
-) -> None:
+def judge_run(live: LiveRun) -> None:
     """Validate, select and assess (whatever the log does not hold yet), then append ``run-ended``."""
+    host, ledger, config, benchmark, plan = live.host, live.ledger, live.config, live.benchmark, live.plan
     state = host.state
     if state.ended_reason is not None:
         return
@@ -263,7 +247,7 @@ def judge_run(
     if candidates:
         try:
             if config.validation.episodes:
-                results = _validate(host, ledger, config, benchmark, plan, executor, candidates)
+                results = _validate(live, candidates)
             else:
                 only = host.state.submissions[candidates[0]]
                 results = [
@@ -279,7 +263,7 @@ def judge_run(
         if not host.state.assessed and config.assessment.episodes > 0:
             try:
                 with private_program_copy(view.program_digest, ledger.objects) as program_dir:
-                    outcomes = run_judged_episodes(executor, plan.assessment, program_dir, config.limits)
+                    outcomes = run_judged_episodes(live.executor, plan.assessment, program_dir, config.limits)
             except InfraError as exc:
                 host.append(
                     [RunEnded(reason="assessment_failed", selected_submission_id=selected, message=str(exc)[:4000])]

@@ -135,15 +135,7 @@ def continue_run(
             live.complete_in_flight()  # work in flight at a crash (resume)
             _agent_session(live, on_update, random_bytes, signing_key)
             live.host.refresh_feedback(full=True)  # undo anything the Agent did to feedback/ before judging
-        judge_run(
-            host=live.host,
-            ledger=ledger,
-            layout=layout,
-            config=config,
-            benchmark=benchmark,
-            plan=plan,
-            executor=executor,
-        )
+        judge_run(live)
     result = summarize(layout, live.host.state)
     write_report(layout, (json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode())
     return result
