@@ -19,84 +19,18 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING, Any
 
+from evoledger.kernel import authoring as _authoring  # a lazy package: imports none of its modules
+
 __version__ = "0.1.0"
 
 if TYPE_CHECKING:
     from evoledger.exporters.dataset import export_dataset as export
-    from evoledger.kernel.authoring import (
-        CONFORMANCE_CODES,
-        FAILURE_CODES,
-        SPLITS,
-        Artifact,
-        Benchmark,
-        BenchmarkPrograms,
-        BenchmarkSpec,
-        ConformanceError,
-        ConformanceProblem,
-        ConformanceReport,
-        Environment,
-        EpisodeRecord,
-        EpisodeSpec,
-        EpisodeStatus,
-        Feedback,
-        FeedbackError,
-        InvalidAction,
-        Retention,
-        ScoreDirection,
-        ScoreRule,
-        Split,
-        Step,
-        Trajectory,
-        benchmark_programs,
-        check_benchmark,
-        check_episode_request,
-        derive_seed,
-        describe_space,
-        parameters_digest,
-        score_episodes,
-        score_of,
-        starting_program,
-    )
+    from evoledger.kernel.authoring import *  # noqa: F403 (exactly its __all__)
     from evoledger.kernel.evaluation import EvaluationConfig, evaluate
     from evoledger.kernel.replay import replay
     from evoledger.kernel.run import AgentConfig, RunConfig, run
     from evoledger.kernel.run.resume import resume
     from evoledger.ledger import Ledger
-
-_AUTHORING = (
-    "CONFORMANCE_CODES",
-    "FAILURE_CODES",
-    "SPLITS",
-    "Artifact",
-    "Benchmark",
-    "BenchmarkPrograms",
-    "BenchmarkSpec",
-    "ConformanceError",
-    "ConformanceProblem",
-    "ConformanceReport",
-    "Environment",
-    "EpisodeRecord",
-    "EpisodeSpec",
-    "EpisodeStatus",
-    "Feedback",
-    "FeedbackError",
-    "InvalidAction",
-    "Retention",
-    "ScoreDirection",
-    "ScoreRule",
-    "Split",
-    "Step",
-    "Trajectory",
-    "benchmark_programs",
-    "check_benchmark",
-    "check_episode_request",
-    "derive_seed",
-    "describe_space",
-    "parameters_digest",
-    "score_episodes",
-    "score_of",
-    "starting_program",
-)
 
 _LAZY: dict[str, tuple[str, str]] = {
     "run": ("evoledger.kernel.run", "run"),
@@ -108,54 +42,23 @@ _LAZY: dict[str, tuple[str, str]] = {
     "replay": ("evoledger.kernel.replay", "replay"),
     "export": ("evoledger.exporters", "export_dataset"),
     "Ledger": ("evoledger.ledger", "Ledger"),
-    **{name: ("evoledger.kernel.authoring", name) for name in _AUTHORING},
+    **{name: ("evoledger.kernel.authoring", name) for name in _authoring.__all__},
 }
 """Public name -> (module, attribute) it is imported from on first use."""
 
 __all__ = [
-    "CONFORMANCE_CODES",
-    "FAILURE_CODES",
-    "SPLITS",
     "AgentConfig",
-    "Artifact",
-    "Benchmark",
-    "BenchmarkPrograms",
-    "BenchmarkSpec",
-    "ConformanceError",
-    "ConformanceProblem",
-    "ConformanceReport",
-    "Environment",
-    "EpisodeRecord",
-    "EpisodeSpec",
-    "EpisodeStatus",
     "EvaluationConfig",
-    "Feedback",
-    "FeedbackError",
-    "InvalidAction",
     "Ledger",
-    "Retention",
     "RunConfig",
-    "ScoreDirection",
-    "ScoreRule",
-    "Split",
-    "Step",
-    "Trajectory",
     "__version__",
-    "benchmark_programs",
-    "check_benchmark",
-    "check_episode_request",
-    "derive_seed",
-    "describe_space",
     "evaluate",
     "export",
-    "parameters_digest",
     "replay",
     "resume",
     "run",
-    "score_episodes",
-    "score_of",
-    "starting_program",
 ]
+__all__ += _authoring.__all__
 
 
 def __getattr__(name: str) -> Any:
