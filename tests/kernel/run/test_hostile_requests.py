@@ -28,25 +28,14 @@ from evoledger.kernel.run.resume import resume
 from evoledger.ledger.store import Ledger
 from evoledger.ledger.verify import verify
 
-# The Agent speaks the protocol itself: compact JSON, any params (importing evoledger costs ~0.7 s per Agent).
+# The Agent speaks the protocol itself (importing evoledger costs ~0.7 s per Agent): tests/support/session_call.py.
+SUPPORT = Path(__file__).resolve().parents[2] / "support"
 PRELUDE = r"""
 import json, os, socket, struct, sys, time
 WS = os.environ["EVOLEDGER_WORKSPACE"]
 
-def call(method, **params):
-    s = socket.socket(socket.AF_UNIX)
-    s.connect(os.environ["EVOLEDGER_SESSION_SOCKET"])
-    body = json.dumps({"protocol": "evoledger.session/1", "id": "a", "method": method, "params": params},
-                      separators=(",", ":")).encode()
-    s.sendall(struct.pack(">I", len(body)) + body)
-    data = b""
-    while len(data) < 4 or len(data) < 4 + struct.unpack(">I", data[:4])[0]:
-        chunk = s.recv(65536)
-        if not chunk:
-            raise EOFError("the Host closed the connection")
-        data += chunk
-    s.close()
-    return json.loads(data[4:])
+sys.path.insert(0, __SUPPORT__)
+from session_call import call  # compact JSON, any params
 
 def timed(method, **params):
     began = time.monotonic()
@@ -56,7 +45,7 @@ def timed(method, **params):
 def note(name, value):
     with open(os.path.join(WS, "analysis", name), "w") as f:
         json.dump(value, f)
-"""
+""".replace("__SUPPORT__", repr(str(SUPPORT)))
 
 POLICY = """
 def make_policy(context):
