@@ -22,38 +22,12 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+from evoledger.tests.support.hostile_programs import stopper
 
 _CLI = "from evoledger.kernel.cli import main; main()"
 
-STOPPER = """
-import os
-import signal
-import time
-
-
-def _parent(pid):
-    stat = open(f"/proc/{pid}/stat", encoding="ascii").read()
-    return int(stat.rsplit(")", 1)[1].split()[1])
-
-
-def _ours(pid):
-    return b"evoledger.kernel.execution.worker" in open(f"/proc/{pid}/cmdline", "rb").read()
-
-
-class _Policy:
-    def act(self, observation):
-        target = TARGET
-        if target > 1 and _ours(target):
-            os.kill(target, signal.SIGSTOP)
-        time.sleep(PAUSE)
-        return 0
-
-
-def make_policy(context):
-    return _Policy()
-"""
-STOP_WORKER = STOPPER.replace("TARGET", "_parent(os.getppid())").replace("PAUSE", "0")
-STOP_ZYGOTE_THEN_WAIT = STOPPER.replace("TARGET", "os.getppid()").replace("PAUSE", "0.2")
+STOP_WORKER = stopper("worker")
+STOP_ZYGOTE_THEN_WAIT = stopper("zygote", pause=0.2)
 SLOW = """
 import time
 

@@ -30,6 +30,7 @@ from evoledger.kernel.registry import BenchmarkRef
 from evoledger.kernel.run import AgentConfig, AssessmentConfig, RunConfig, ValidationConfig, run
 from evoledger.ledger.events import EpisodeFinished, EpisodePlanned
 from evoledger.ledger.store import Ledger
+from evoledger.tests.support.hostile_programs import KILL_WORKER_GROUP, KILL_ZYGOTE, stopper
 
 MakeTasks = Callable[..., list[EpisodeTask]]
 
@@ -64,62 +65,7 @@ def make_policy(context):
     return _Policy()
 """
 
-KILL_WORKER_GROUP = """
-import os
-import signal
 
-
-class _Policy:
-    def act(self, observation):
-        os.killpg(os.getpgid(os.getppid()), signal.SIGKILL)  # the zygote's group: the worker and the zygote
-        return 0
-
-
-def make_policy(context):
-    return _Policy()
-"""
-
-KILL_ZYGOTE = """
-import os
-import signal
-
-
-class _Policy:
-    def act(self, observation):
-        os.kill(os.getppid(), signal.SIGKILL)
-        return 0
-
-
-def make_policy(context):
-    return _Policy()
-"""
-
-# Signals only our own worker or zygote, found by name: never any other process of the test machine.
-STOP_WORKER = """
-import os
-import signal
-
-
-def _parent(pid):
-    stat = open(f"/proc/{pid}/stat", encoding="ascii").read()
-    return int(stat.rsplit(")", 1)[1].split()[1])
-
-
-def _ours(pid):
-    return b"evoledger.kernel.execution.worker" in open(f"/proc/{pid}/cmdline", "rb").read()
-
-
-class _Policy:
-    def act(self, observation):
-        target = TARGET  # the zygote, or the zygote's parent: the worker
-        if target > 1 and _ours(target):
-            os.kill(target, signal.SIGSTOP)
-        return 0
-
-
-def make_policy(context):
-    return _Policy()
-"""
 # Signals the next Episode's Policy child, forked ahead by the same zygote (found by name among its children).
 HIT_THE_NEXT_CHILD = """
 import os
@@ -152,8 +98,8 @@ class _Policy:
 def make_policy(context):
     return _Policy()
 """
-STOP_THE_WORKER = STOP_WORKER.replace("TARGET", "_parent(os.getppid())")
-STOP_THE_ZYGOTE = STOP_WORKER.replace("TARGET", "os.getppid()")
+STOP_THE_WORKER = stopper("worker")
+STOP_THE_ZYGOTE = stopper("zygote")
 
 SETSID_ESCAPE = """
 import os

@@ -32,6 +32,7 @@ from evoledger.ledger.events import (
 )
 from evoledger.ledger.store import Ledger
 from evoledger.projections.refunds import RefundRule
+from evoledger.tests.support.hostile_programs import KILL_WORKER_GROUP
 
 SUPPORT = Path(__file__).resolve().parents[2] / "support"
 
@@ -45,20 +46,6 @@ def make_policy(context):
     return _Policy()
 """
 
-KILLER = """
-import os
-import signal
-
-
-class _Policy:
-    def act(self, observation):
-        os.killpg(os.getpgid(os.getppid()), signal.SIGKILL)  # the zygote's group: the worker and the zygote
-        return 0
-
-
-def make_policy(context):
-    return _Policy()
-"""
 
 PRELUDE = """
 import os, sys
@@ -80,7 +67,7 @@ def root() -> Iterator[Path]:
 
 def _run(root: Path, body: str, **settings: Any) -> list[EventBase]:
     script = root / "agent.py"
-    constants = f"SUPPORT = {str(SUPPORT)!r}\nHONEST = {HONEST!r}\nKILLER = {KILLER!r}\n"
+    constants = f"SUPPORT = {str(SUPPORT)!r}\nHONEST = {HONEST!r}\nKILLER = {KILL_WORKER_GROUP!r}\n"
     script.write_text(constants + PRELUDE + textwrap.dedent(body), encoding="utf-8")
     initial = root / "initial-program"
     initial.mkdir()
