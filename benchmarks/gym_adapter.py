@@ -117,6 +117,8 @@ def check_action(space: spaces.Space[Any], action: Any) -> Any:
     """
     if isinstance(space, spaces.Discrete):
         start, n = int(space.start), int(space.n)
+        if type(action) is int and start <= action < start + n:  # the usual case: a plain int in range
+            return action
         if not _is_integer(action):
             raise InvalidAction(
                 f"action {action!r} ({type(action).__name__}) is not an integer; this Benchmark's action space is "

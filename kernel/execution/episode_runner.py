@@ -48,10 +48,10 @@ from evoledger.kernel.execution.isolation import SANDBOX_PROGRAMS
 from evoledger.kernel.execution.policy_process import PolicyFailed, PolicyProcess, describe_wait_status
 from evoledger.kernel.execution.process_guard import broken_state
 from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
+from evoledger.kernel.execution.trajectory_recording import TrajectoryRecorder
 from evoledger.kernel.execution.values import encode_wire, to_json_value
 from evoledger.kernel.execution.zygote import SpareChild, Zygote, ZygoteBroken
 from evoledger.ledger.errors import EncodingError, EvoLedgerError, InfraError
-from evoledger.ledger.trajectories import Trajectory, encode_trajectory
 
 __all__ = ["EpisodeRunner"]
 
@@ -79,11 +79,9 @@ class _Episode:
     """What one Episode accumulates."""
 
     def __init__(self, task: EpisodeTask) -> None:
-        self.record = task.record_trajectory
-        self.observations: list[Any] = []
+        self.recorder = TrajectoryRecorder() if task.record_trajectory else None
         self.actions: list[Any] = []
         self.rewards: list[float] = []
-        self.step_metrics: list[Any] = []
         self.last_metrics: dict[str, Any] = {}
         self.episode_return = 0.0
         self.terminated = False
@@ -110,9 +108,10 @@ class _Episode:
     def observe(self, observation: Any) -> bytes:
         """Record ``observation`` (if recording) and return its wire encoding."""
         try:
-            if self.record:
-                self.observations.append(to_json_value(observation))
-            return encode_wire(observation)
+            wire = encode_wire(observation)
+            if self.recorder is not None:
+                self.recorder.observe(observation, wire)
+            return wire
         except EncodingError as exc:
             raise _InfraFault(
                 f"the Environment produced an observation that cannot be sent or recorded: {exc}"
@@ -144,26 +143,17 @@ class _Episode:
         self.truncated = bool(step.truncated)
         self.actions.append(action_json)
         self.rewards.append(reward)
-        if self.record:
-            self.step_metrics.append(metrics)
+        if self.recorder is not None:
+            self.recorder.add_metrics(metrics)
 
     @property
     def steps(self) -> int:
         return len(self.actions)
 
     def trajectory(self) -> bytes | None:
-        if not self.record:
+        if self.recorder is None:
             return None
-        return encode_trajectory(
-            Trajectory(
-                observations=self.observations,
-                actions=self.actions,
-                rewards=self.rewards,
-                terminated=self.terminated,
-                truncated=self.truncated,
-                metrics=self.step_metrics,
-            )
-        )
+        return self.recorder.encode(self.actions, self.rewards, terminated=self.terminated, truncated=self.truncated)
 
 
 class EpisodeRunner:

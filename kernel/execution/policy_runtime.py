@@ -94,14 +94,16 @@ def _detach(channel_fd: int, log_fd: int) -> None:
             reconfigure(line_buffering=False)
 
 
-_ANY_ERROR: Final = contextlib.suppress(Exception)
-"""Made once (it is reusable): flushing runs after every ``act``."""
-
-
 def _flush_stdio() -> None:
-    for stream in (sys.stdout, sys.stderr):
-        with _ANY_ERROR:  # a Policy may have replaced or closed its streams
-            stream.flush()
+    """Flush what the Policy printed (after every ``act``: a try costs nothing when nothing is raised)."""
+    try:  # noqa: SIM105 (suppress() costs a context manager per call; this runs after every act)
+        sys.stdout.flush()
+    except Exception:  # a Policy may have replaced or closed its streams
+        pass
+    try:  # noqa: SIM105
+        sys.stderr.flush()
+    except Exception:
+        pass
 
 
 def _policy_traceback(exc: BaseException, limit: int) -> str | None:
@@ -160,21 +162,38 @@ def warm_up_zygote(template: PolicyTemplate, rounds: int = 20) -> None:
         encode_wire(sample)
     except Exception:  # an exotic space: warm up with an int
         sample = 0
-    for _ in range(rounds):
+    for round_ in range(rounds):
         with contextlib.suppress(Exception):
             decode_wire(encode_wire(sample))
             decode_action(encode_action(0))
             orjson.loads(orjson.dumps({"policy_seed": 0}))
         _flush_stdio()
-        _warm_up()
+        _warm_up(template, rehearse=round_ < 2)
 
 
-def _warm_up() -> None:
-    """Before the start message (while the previous Episode ends): make the first numpy generator once, so that
-    the memory it touches is this process's own before the Episode's clock runs. Seeding later resets everything."""
+_REHEARSAL_PATH: Final = "/nonexistent/evoledger-rehearsal/policy.py"
+_REHEARSAL_SOURCE: Final = (
+    "class _Policy:\n    def act(self, observation):\n        return 0\n\n\ndef make_policy(context):\n"
+    "    return _Policy()\n"
+)
+
+
+def _warm_up(template: PolicyTemplate, *, rehearse: bool = True) -> None:
+    """Before the start message (while the previous Episode ends, on whichever CPU the zygote may use): make the
+    first numpy generator and (``rehearse``) rehearse seeding and loading a Program, so that the memory they touch
+    (copied on first write after the fork) is this process's own before the Episode's clock runs. Seeding at the
+    start resets every generator touched here."""
     random.seed(0)
     np.random.seed(0)
     np.random.default_rng(0)
+    if not rehearse:
+        return
+    _seed_everything(template, 0)
+    spec = importlib.util.spec_from_file_location("policy", _REHEARSAL_PATH)  # the path is never read
+    if spec is not None:
+        module = importlib.util.module_from_spec(spec)
+        exec(compile(_REHEARSAL_SOURCE, _REHEARSAL_PATH, "exec"), module.__dict__)
+        module.make_policy(None).act(0)
 
 
 def _seed_everything(template: PolicyTemplate, policy_seed: int) -> None:
@@ -276,7 +295,7 @@ def become_policy_process(channel_fd: int, log_fd: int, template: PolicyTemplate
     code = 0
     try:
         _detach(channel_fd, log_fd)
-        _warm_up()
+        _warm_up(template)
         channel = FrameChannel(socket.socket(fileno=CHANNEL_FD))
         _serve(channel, template, cpu)
     except ChannelClosed:

@@ -181,6 +181,9 @@ class Zygote:
         self._sandbox = sandbox
         self._pending: deque[tuple[socket.socket, int]] = deque()
         self._spares: deque[SpareChild] = deque()
+        self._teardown_cpus: set[int] | None = None
+        """Where a killed child ends (its memory is freed there): the zygote's CPUs when it has more than the
+        worker's own, so that a free CPU does it while the worker runs its next Episode."""
         if sandbox is not None:
             sock.settimeout(_SANDBOX_REPLY_SECONDS)
 
@@ -227,7 +230,10 @@ class Zygote:
             _flush_stdio()
             os._exit(code)
         theirs.close()
-        return cls(pid, ours)
+        zygote = cls(pid, ours)
+        if cpus and cpu is not None and cpus != {cpu}:
+            zygote._teardown_cpus = set(cpus)
+        return zygote
 
     def _send(self, message: bytes, fds: tuple[int, ...] = ()) -> None:
         try:
@@ -333,6 +339,9 @@ class Zygote:
     def kill_child(self, pid: int) -> None:
         """SIGKILL child ``pid``'s process group (in a sandbox the zygote does it when told ``W`` or ``K``)."""
         if not self.sandboxed:
+            if self._teardown_cpus is not None:
+                with contextlib.suppress(OSError):  # it may be gone already
+                    os.sched_setaffinity(pid, self._teardown_cpus)
             _kill_group(pid)
 
     def close(self) -> None:

@@ -1,0 +1,193 @@
+"""Recording one Episode's trajectory in the worker: almost nothing per step, one encoding at the end.
+
+The bytes :meth:`TrajectoryRecorder.encode` returns are exactly
+:func:`~evoledger.ledger.trajectories.encode_trajectory` of the same Episode (canonical JSON, so the digest of a
+recorded Episode does not depend on how it was recorded; a property test holds the two to that). Two things make
+it cheap:
+
+* An array observation is kept as the wire bytes already made to send it to the Policy (an immutable snapshot, even
+  if the Environment later changes its array in place). At the end, runs of arrays of one dtype and shape become one
+  stacked array, converted to lists in one call instead of one conversion per step.
+* Canonical JSON is written by orjson, which formats floats with the same shortest round-trip digits as Python's
+  ``repr`` but writes small and large exponents differently (``1e-5`` / ``0.00001`` where ``repr`` writes
+  ``1e-05``); those few numbers are rewritten with ``repr``. Only parts without strings take this path (their
+  bytes hold no quote), and only values this module made (finite by construction: non-finite floats were recorded
+  as ``null``); everything else goes through :func:`~evoledger.ledger.canonical.canonical_json` itself.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any, Final
+
+import numpy as np
+import orjson
+from evoledger.kernel.execution.values import to_json_value
+from evoledger.ledger.canonical import canonical_json
+from evoledger.ledger.trajectories import TRAJECTORY_FORMAT
+
+__all__ = ["TrajectoryRecorder"]
+
+_EXPONENT: Final = re.compile(rb"e[-+]?[0-9]+")
+"""The exponent of a number in orjson's output (``true`` and ``false`` never match: no digit follows their e)."""
+_SMALL: Final = re.compile(rb"0\.0000[0-9]*")
+"""A number below 1e-4 written out in full (``repr`` writes it with an exponent)."""
+_TOKEN_START: Final = frozenset(b",[:")
+_FORMAT_FIELD: Final = canonical_json(TRAJECTORY_FORMAT)
+
+
+def _token_start(data: bytes, position: int) -> int:
+    """Where the number holding ``position`` starts (no strings here: it follows ``,``, ``[`` or ``:``)."""
+    return max(data.rfind(b",", 0, position), data.rfind(b"[", 0, position), data.rfind(b":", 0, position)) + 1
+
+
+def _repr_floats(data: bytes) -> bytes:
+    """Rewrite the numbers of orjson's output whose form differs from ``repr``'s (C-speed when there are none)."""
+    spans: list[tuple[int, int]] = []
+    if data.count(b"e") != data.count(b"true") + data.count(b"false"):  # an exponent somewhere
+        spans.extend((_token_start(data, match.start()), match.end()) for match in _EXPONENT.finditer(data))
+    position = data.find(b"0.0000")
+    while position != -1:
+        match = _SMALL.match(data, position)
+        end = position + 6 if match is None else match.end()
+        start = position - 1 if position and data[position - 1] == 0x2D else position  # a minus sign
+        if start == 0 or data[start - 1] in _TOKEN_START:  # else inside a number, such as 10.00001
+            spans.append((start, end))
+        position = data.find(b"0.0000", end)
+    if not spans:
+        return data
+    spans.sort()
+    parts: list[bytes] = []
+    done = 0
+    for start, end in spans:
+        parts.append(data[done:start])
+        parts.append(repr(float(data[start:end])).encode("ascii"))
+        done = end
+    parts.append(data[done:])
+    return b"".join(parts)
+
+
+def _numeric_json(value: Any) -> bytes:
+    """``canonical_json(value)`` for a value holding no NaN or infinity (the caller's guarantee), faster when it
+    holds no strings."""
+    try:
+        data = orjson.dumps(value)
+    except orjson.JSONEncodeError:  # e.g. an integer beyond 64 bits, a non-string key: the standard path decides
+        return canonical_json(value)
+    if b'"' in data:  # strings or dict keys: escaping and key order are the standard encoder's to decide
+        return canonical_json(value)
+    return _repr_floats(data)
+
+
+def _array_head_size(wire: bytes) -> int:
+    """The length of an array's wire head: tag, dtype length, dtype, ndim, ndim x u64 shape."""
+    dtype_size = wire[1]
+    return 3 + dtype_size + 8 * wire[2 + dtype_size]
+
+
+def _stacked_to_json(head: bytes, chunks: list[bytes], count: int | None = None) -> list[Any]:
+    """The JSON forms of ``count`` arrays (default: one per chunk) sharing one wire head, whose data ``chunks`` hold
+    in order, converted as one stacked array."""
+    dtype_size = head[1]
+    dtype = np.dtype(head[2 : 2 + dtype_size].decode("ascii"))
+    ndim = head[2 + dtype_size]
+    start = 3 + dtype_size
+    shape = tuple(int.from_bytes(head[start + 8 * i : start + 8 * i + 8], "little") for i in range(ndim))
+    stacked = np.frombuffer(b"".join(chunks), dtype=dtype).reshape((len(chunks) if count is None else count, *shape))
+    rows: list[Any] = to_json_value(stacked)
+    return rows
+
+
+def _uniform_to_json(wires: list[bytes]) -> list[Any] | None:
+    """The JSON forms of arrays' wire bytes if all have one dtype and shape (checked at C speed), else None."""
+    first = wires[0]
+    size, length, count = _array_head_size(first), len(first), len(wires)
+    joined = b"".join(wires)
+    if len(joined) != length * count:
+        return None
+    rows = np.frombuffer(joined, dtype=np.uint8).reshape(count, length)
+    if count > 1 and not (rows[:, :size] == rows[0, :size]).all():
+        return None
+    return _stacked_to_json(first[:size], [rows[:, size:].tobytes()], count)
+
+
+class TrajectoryRecorder:
+    """What one Episode records, step by step; :meth:`encode` makes the trajectory Object."""
+
+    __slots__ = ("_all_arrays", "_metrics", "_observations", "_recorded_metrics")
+
+    def __init__(self) -> None:
+        self._observations: list[Any] = []
+        """Wire bytes of array observations (converted in :meth:`encode`), JSON values of all others."""
+        self._all_arrays = True
+        self._metrics: list[Any] = []
+        self._recorded_metrics = False
+
+    def observe(self, observation: Any, wire: bytes) -> None:
+        """Record ``observation``, whose wire encoding ``wire`` was made already (raises EncodingError if it cannot
+        be recorded)."""
+        if type(observation) is np.ndarray:  # on the wire, so of a recordable dtype: kept as the bytes sent
+            self._observations.append(wire)
+        else:
+            self._observations.append(to_json_value(observation))
+            self._all_arrays = False
+
+    def add_metrics(self, metrics: Any) -> None:
+        """Record one step's metrics (already JSON values)."""
+        self._metrics.append(metrics)
+        if metrics:
+            self._recorded_metrics = True
+
+    def _observations_json(self) -> list[Any]:
+        items = self._observations
+        if self._all_arrays and items:
+            uniform = _uniform_to_json(items)
+            if uniform is not None:
+                return uniform
+        result: list[Any] = []
+        position, count = 0, len(items)
+        while position < count:
+            item = items[position]
+            if type(item) is not bytes:
+                result.append(item)
+                position += 1
+                continue
+            size = _array_head_size(item)
+            head = item[:size]
+            chunks = [item[size:]]
+            position += 1
+            while position < count:
+                following = items[position]
+                if type(following) is not bytes or not following.startswith(head):
+                    break
+                chunks.append(following[size:])
+                position += 1
+            result.extend(_stacked_to_json(head, chunks))
+        return result
+
+    def encode(self, actions: list[Any], rewards: list[float], *, terminated: bool, truncated: bool) -> bytes:
+        """The canonical trajectory bytes: ``encode_trajectory`` of the recorded Episode (``actions`` as JSON
+        values; ``rewards`` finite)."""
+        if self._recorded_metrics:
+            metrics = _numeric_json(self._metrics)
+        else:  # the usual case: no step metrics at all
+            metrics = b"[" + b",".join([b"{}"] * len(actions)) + b"]"
+        return b"".join(
+            (
+                b'{"actions":',
+                _numeric_json(actions),
+                b',"format":',
+                _FORMAT_FIELD,
+                b',"metrics":',
+                metrics,
+                b',"observations":',
+                _numeric_json(self._observations_json()),
+                b',"rewards":',
+                _numeric_json(rewards),
+                b',"terminated":',
+                b"true" if terminated else b"false",
+                b',"truncated":',
+                b"true" if truncated else b"false",
+                b"}",
+            )
+        )
