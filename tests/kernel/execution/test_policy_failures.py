@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import random
 import time
 from collections.abc import Callable
 from pathlib import Path
 
+import numpy as np
 from evoledger.benchmarks.toy import make_toy_counter
 from evoledger.kernel.execution import EpisodeOutcome, EpisodeTask, LocalExecutor, PolicyLimits
+from evoledger.kernel.registry import BenchmarkRef, resolve_benchmark
 from evoledger.ledger.trajectories import decode_trajectory
 
 MakeTasks = Callable[..., list[EpisodeTask]]
@@ -227,6 +230,14 @@ def test_policy_randomness_is_seeded_from_the_policy_seed(
     assert log(11) == log(11)
     assert log(11) != log(12)
     assert b"seed=11\n" in log(11)
+    # The very values a fresh process seeded with 11 draws: whatever the child rehearsed before its start is undone.
+    action_space = resolve_benchmark(BenchmarkRef(name="toy-counter")).action_space
+    action_space.seed(11 + 2)
+    expected = (
+        f"random={random.Random(11).random()!r} numpy={np.random.RandomState(11).random_sample()!r} "
+        f"sample={action_space.sample()!r}\n"
+    )
+    assert expected.encode() in log(11)
 
 
 def test_the_program_directory_gets_no_bytecode_cache(
