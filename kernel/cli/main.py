@@ -3,6 +3,10 @@
 Each command lives in its own module, named in :data:`COMMANDS`; ``evoledger COMMAND`` imports only that
 module (so ``evoledger ledger verify`` never pays for gymnasium), and ``evoledger --help`` imports none: it
 lists each command with the first sentence of its docstring, read from the module's source.
+
+Ctrl-C and SIGTERM end every command the same clean way: :class:`KeyboardInterrupt` (SIGTERM raises its subclass
+:class:`Terminated`) unwinds the command, which stops its Agent and workers and closes its record on the way; then
+Ctrl-C exits 130 and SIGTERM ends the process by SIGTERM, as its sender expects.
 """
 
 from __future__ import annotations
@@ -10,14 +14,20 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.util
+import os
+import signal
 import sys
-from typing import Any, Final
+from types import FrameType
+from typing import Any, Final, NoReturn
 
 import click
 from evoledger import __version__
 from evoledger.ledger.errors import EvoLedgerError
 
-__all__ = ["COMMANDS", "cli", "main"]
+__all__ = ["COMMANDS", "INTERRUPTED", "Terminated", "cli", "main"]
+
+INTERRUPTED: Final = 130
+"""The exit code after Ctrl-C (SIGINT), as a shell reports a process that SIGINT ended."""
 
 COMMANDS: Final = {
     "run": "evoledger.kernel.cli.run_command:run_command",
@@ -89,6 +99,28 @@ class _Group(click.Group):
 
             click.echo(f"error: {printable(exc)}", err=True)  # messages quote recorded text
             sys.exit(exc.exit_code)
+        except KeyboardInterrupt as exc:  # the command has unwound (run and resume said how to continue)
+            _end_interrupted(exc)
+
+
+class Terminated(KeyboardInterrupt):
+    """SIGTERM, raised in the main thread so that the command unwinds as on Ctrl-C (its Agent stopped too)."""
+
+
+def _raise_terminated(signum: int, frame: FrameType | None) -> None:
+    signal.signal(signal.SIGTERM, signal.SIG_DFL)  # a second SIGTERM ends the process at once
+    raise Terminated
+
+
+def _end_interrupted(exc: KeyboardInterrupt) -> NoReturn:
+    if isinstance(exc, Terminated):
+        sys.stdout.flush()
+        sys.stderr.flush()
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)  # ended by SIGTERM, as it would have been without the unwinding
+        sys.exit(128 + signal.SIGTERM)  # only if SIGTERM is blocked
+    click.echo("interrupted", err=True)
+    sys.exit(INTERRUPTED)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -104,4 +136,6 @@ def cli() -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # a handler or SIG_IGN the caller chose stays
+        signal.signal(signal.SIGTERM, _raise_terminated)
     cli(prog_name="evoledger")

@@ -16,6 +16,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Final
 
+from evoledger.kernel.cli.main import INTERRUPTED, Terminated
 from evoledger.kernel.cli.terminal_text import printable
 from evoledger.ledger.errors import EvoLedgerError
 from evoledger.ledger.run_files import open_dir_at, open_file_at, open_root
@@ -39,9 +40,6 @@ EXIT_CODES_HELP: Final = (
     "and the end of the Agent's log are printed); 2 a wrong option or input; 3 the record is missing or damaged; "
     "4 another process holds the Run; 5 an Environment or Host fault; 130 interrupted (Ctrl-C): resume it."
 )
-
-INTERRUPTED: Final = 130
-"""The exit code after Ctrl-C (SIGINT), as a shell reports a process that SIGINT ended."""
 
 _REASONS: Final = {
     "agent_failed": "the Agent exited with an error before it finished",
@@ -135,10 +133,11 @@ def exit_for_run(run_dir: Path, reason: str, selected: str | None, console: Cons
 
 @contextmanager
 def resume_hint_on_interrupt(run_dir: Path, console: Console) -> Iterator[None]:
-    """On Ctrl-C inside the block: say how to continue the Run, and exit :data:`INTERRUPTED` (130)."""
+    """On Ctrl-C or SIGTERM inside the block: say how to continue the Run; exit :data:`INTERRUPTED` (130) on Ctrl-C,
+    or let :class:`Terminated` end the process by SIGTERM."""
     try:
         yield
-    except KeyboardInterrupt:
+    except KeyboardInterrupt as exc:
         console.print(
             f"interrupted: the Run in {printable(run_dir)} is kept; continue it with: evoledger resume "
             f"{printable(run_dir)}",
@@ -146,4 +145,6 @@ def resume_hint_on_interrupt(run_dir: Path, console: Console) -> Iterator[None]:
             markup=False,
             soft_wrap=True,
         )
+        if isinstance(exc, Terminated):
+            raise
         raise SystemExit(INTERRUPTED) from None
