@@ -169,14 +169,17 @@ def counter(
     *,
     units: Mapping[str, str] | None = None,
     replaces: TaskID | None = None,
-) -> Callable[[str, int, int], None]:
+) -> Callable[[str, int, int], None] | None:
     """An ``on_progress(what, done, total)``: one bar per ``what``, counting in ``units[what]`` (else Episodes).
 
     A Run's ``on_judged`` (``what``: validation, assessment) and ``export``'s ``on_progress`` (``what``: a config).
+    ``None`` when nothing would be shown (no bar drawn, no ``-v``), so the work is not even counted.
 
     ``replaces``: a task of unknown length (e.g. "auditing") removed when the first count arrives. With ``-v`` a
     line is printed as each ``what`` completes.
     """
+    if progress.disable and verbosity() <= 0:
+        return None
     tasks: dict[str, TaskID] = {}
     waiting = [replaces] if replaces is not None else []
 

@@ -143,7 +143,8 @@ def replay_command(
     if execute:  # checks 1-3 (of unknown length), then a bar of the Episodes re-run
         progress = bar(console, as_json=as_json)
         auditing = progress.add_task("auditing", total=None, info="")
-        on_episode = partial(counter(progress, console, replaces=auditing), "re-running")
+        rerun = counter(progress, console, replaces=auditing)
+        on_episode = None if rerun is None else partial(rerun, "re-running")
     else:
         progress = spinner(console, "auditing", as_json=as_json)
     with progress:

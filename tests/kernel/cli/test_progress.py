@@ -164,6 +164,7 @@ def test_verbose_prints_each_step_as_a_line_anywhere(cwd: Path) -> None:
     assert run.exit_code == 0, run.output
     assert "submission-000001: " in run.output
     assert "finish accepted; validating up to 3 Candidates on 2 Episodes each" in run.output
+    assert "assessment: 1/1 Episodes" in run.output  # each judging phase's count, once it completes
 
 
 def test_every_command_takes_quiet_and_verbose() -> None:
