@@ -8,8 +8,8 @@ The bars count real work with a total known when it starts: the budget of a Run,
 Assessment Episodes, the Episodes ``replay --execute`` re-runs and the rows ``export``
 writes (each a ``counter``). The library layers report through plain callbacks (``on_judged``, ``on_episode``,
 ``on_progress``) and never import rich or click. Whether stderr is a terminal is rich's decision
-(``Console.is_terminal``): rich's ``TTY_COMPATIBLE=1`` (or ``FORCE_COLOR``) draws the bars in a pipe too, and
-``TTY_COMPATIBLE=0`` never draws them.
+(``Console.is_terminal``): ``FORCE_COLOR=1`` (or, with rich >= 14, ``TTY_COMPATIBLE=1``) draws the bars where
+stderr is not a terminal (a CI log), and ``TTY_COMPATIBLE=0`` never draws them.
 """
 
 from __future__ import annotations

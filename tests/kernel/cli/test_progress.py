@@ -31,10 +31,15 @@ COMMANDS = [
 ]  # fmt: skip
 
 
+def _environ() -> dict[str, str]:
+    """This process's environment without rich's overrides of terminal detection (a CI may set FORCE_COLOR)."""
+    return {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "TTY_COMPATIBLE")}
+
+
 def _in_a_terminal(args: list[str], cwd: Path) -> str:
     """What a user sees when running ``evoledger ARGS`` in a terminal (a pseudo-terminal), escapes included."""
     main, child_end = pty.openpty()
-    env = {**os.environ, "TERM": "xterm", "COLUMNS": "120"}
+    env = {**_environ(), "TERM": "xterm", "COLUMNS": "120"}
     child = subprocess.Popen([*_CLI, *args], stdin=child_end, stdout=child_end, stderr=child_end, cwd=cwd, env=env)
     os.close(child_end)
     chunks: list[bytes] = []
@@ -82,7 +87,7 @@ def _piped(args: list[str], cwd: Path, env: dict[str, str] | None = None) -> sub
         cwd=cwd,
         timeout=300,
         check=False,
-        env={**os.environ, **(env or {})},
+        env={**_environ(), **(env or {})},
     )
 
 
@@ -100,7 +105,7 @@ def test_evaluate_shows_progress_in_a_terminal_and_not_in_a_pipe_or_with_q(cwd: 
     assert "evaluating" not in quiet
     assert "isolation:" not in quiet  # -q drops the header lines too
     assert "score" in quiet  # ...but never the result
-    piped = subprocess.run([*_CLI, "evaluate", "-n", "3"], capture_output=True, text=True, timeout=300, check=False)
+    piped = _piped(["evaluate", "-n", "3"], cwd)
     assert piped.returncode == 0, piped.stderr
     assert "evaluating" not in piped.stdout + piped.stderr
 
@@ -151,6 +156,18 @@ def test_replay_execute_and_export_count_every_episode_in_a_terminal_and_draw_no
         piped = _piped(args, cwd)
         assert piped.returncode == 0, piped.stderr
         _no_bar(piped)
+    quiet = _screen(_in_a_terminal(["export", "runs/p", "--out", "ds/quiet", "-q"], cwd))
+    assert "Episodes" not in quiet  # -q: no bar...
+    assert "steps" in quiet  # ...but the result
+
+
+def test_force_color_draws_the_bars_where_stderr_is_not_a_terminal(cwd: Path) -> None:
+    made = _piped(["run", *JUDGED, "--record-to", "runs/p", "--json"], cwd)
+    assert made.returncode == 0, made.stderr
+    _no_bar(made)
+    forced = _piped(["export", "runs/p", "--out", "ds/ci"], cwd, env={"FORCE_COLOR": "1"})  # e.g. a CI log
+    assert forced.returncode == 0, forced.stderr
+    assert _finished(_screen(forced.stderr), "episodes") >= 4
 
 
 def test_verbose_prints_each_step_as_a_line_anywhere(cwd: Path) -> None:
