@@ -22,6 +22,7 @@ import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from contextlib import ExitStack
 from dataclasses import replace
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
@@ -148,6 +149,7 @@ def export_dataset(
     minari_dataset_id: str | None = None,
     spec_for: Callable[[BenchmarkIdentity], Mapping[str, Any] | None] | None = None,
     clock: Callable[[], float] = time.perf_counter,
+    on_progress: Callable[[str, int, int], None] | None = None,
 ) -> ExportReport:
     """Export the Runs in ``run_dirs`` into the dataset directory ``out``.
 
@@ -159,6 +161,9 @@ def export_dataset(
     actions as JSON text even when their spaces allow typed columns. ``spec_for`` gives the public
     Benchmark spec of a record that holds none (an ``evoledger evaluate`` record): it is called with the
     recorded Benchmark identity and returns the spec, or ``None`` when it cannot vouch for one.
+    ``on_progress(config, done, total)`` follows the writing, each config in its unit with a total known before
+    it starts: Episodes for ``steps`` and ``episodes`` (and ``minari``, the Minari dataset), rows for
+    ``submissions`` (Submissions) and ``messages`` (Runs); it is called once per Episode or batch, never per step.
 
     >>> export_dataset(["runs/cartpole-0"], "datasets/cartpole", configs=["steps"])  # doctest: +SKIP
     """
@@ -196,7 +201,9 @@ def export_dataset(
         created = make_parents(where)
         staging = staging_dir(where)
         try:
-            written, steps, episodes, minari = _write(runs, staging, options, observation, action, minari_dataset_id)
+            written, steps, episodes, minari = _write(
+                runs, staging, options, observation, action, minari_dataset_id, on_progress
+            )
             _write_card(staging, written, facts, options, observation, action, minari)
             publish(staging, where, overwrite=overwrite)
         except BaseException:
@@ -226,15 +233,17 @@ def _write(
     observation: ValueEncoding,
     action: ValueEncoding,
     minari_dataset_id: str | None,
+    on_progress: Callable[[str, int, int], None] | None,
 ) -> tuple[list[tuple[ConfigReport, Any]], int, int | None, MinariResult | None]:
     if options.output_format == "minari":
         from evoledger.exporters.minari_export import write_minari
 
-        result = write_minari(runs, root, options, dataset_id=minari_dataset_id)
+        on_episode = None if on_progress is None else partial(on_progress, "minari")
+        result = write_minari(runs, root, options, dataset_id=minari_dataset_id, on_episode=on_episode)
         return [], result.steps, result.episodes, result
     from evoledger.exporters.hf_export import write_configs
 
-    written = write_configs(runs, root, options, observation, action)
+    written = write_configs(runs, root, options, observation, action, on_progress=on_progress)
     reports = {report.name: report for report, _ in written}
     steps = reports["steps"].rows if "steps" in reports else 0
     episodes = reports["episodes"].rows if "episodes" in reports else None

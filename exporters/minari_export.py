@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import inspect
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Final
@@ -27,7 +27,7 @@ from typing import Any, Final
 import numpy as np
 from evoledger import __version__
 from evoledger.exporters.options import ExportOptions
-from evoledger.exporters.rows import EpisodeRef, episode_refs
+from evoledger.exporters.rows import EpisodeRef, episode_count, episode_refs
 from evoledger.exporters.runs import RunFacts
 from evoledger.exporters.trajectories import load_trajectory
 from evoledger.ledger.errors import ConfigError, SchemaError
@@ -221,9 +221,17 @@ def _episode_metadata(run_id: str, ref: EpisodeRef) -> dict[str, Any]:
 
 
 def write_minari(
-    runs: Sequence[tuple[Ledger, RunFacts]], root: Path, options: ExportOptions, *, dataset_id: str | None
+    runs: Sequence[tuple[Ledger, RunFacts]],
+    root: Path,
+    options: ExportOptions,
+    *,
+    dataset_id: str | None,
+    on_episode: Callable[[int, int], None] | None = None,
 ) -> MinariResult:
-    """Write the Runs' steps as a Minari dataset under ``root`` (see the module docstring)."""
+    """Write the Runs' steps as a Minari dataset under ``root`` (see the module docstring).
+
+    ``on_episode(done, total)``: once before the first Episode (``done`` 0) and once per Episode written.
+    """
     import minari
     from minari.data_collector import EpisodeBuffer
     from minari.dataset.minari_storage import MinariStorage
@@ -253,6 +261,9 @@ def write_minari(
     episodes = steps = 0
     splits: dict[str, tuple[int, int]] = {}
     metadata: list[dict[str, Any]] = []
+    total = 0 if on_episode is None else episode_count(runs, options.visibility)
+    if on_episode is not None:
+        on_episode(0, total)
     for ledger, facts in runs:
         for ref in episode_refs(ledger, facts, options.visibility):
             trajectory = load_trajectory(ledger, ref.trajectory_digest, ref.where(facts.run_id))
@@ -274,6 +285,8 @@ def write_minari(
             steps += len(trajectory.actions)
             seen, stepped = splits.get(ref.split, (0, 0))
             splits[ref.split] = (seen + 1, stepped + len(trajectory.actions))
+            if on_episode is not None:
+                on_episode(episodes, total)
             if len(metadata) >= _METADATA_CHUNK:
                 storage.update_episode_metadata(metadata, range(episodes - len(metadata), episodes))
                 metadata = []

@@ -15,7 +15,7 @@ avoided for typed spaces.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,7 +31,7 @@ from evoledger.ledger.events import AssessmentFinished, EpisodeFinished, Validat
 from evoledger.ledger.store import Ledger
 from evoledger.ledger.trajectories import Trajectory
 
-__all__ = ["EpisodeRef", "StepBatcher", "episode_batches", "episode_refs", "step_batches"]
+__all__ = ["EpisodeRef", "StepBatcher", "episode_batches", "episode_count", "episode_refs", "step_batches"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,6 +118,11 @@ def episode_refs(ledger: Ledger, facts: RunFacts, visibility: Visibility) -> Ite
                     truncated=None,
                     trajectory_digest=summary.trajectory_digest,
                 )
+
+
+def episode_count(runs: Sequence[tuple[Ledger, RunFacts]], visibility: Visibility) -> int:
+    """How many Episodes :func:`episode_refs` yields over ``runs`` (a pass over their Episode Events, no trajectory)."""
+    return sum(sum(1 for _ in episode_refs(ledger, facts, visibility)) for ledger, facts in runs)
 
 
 def _concat(chunks: list[ColumnChunk]) -> ColumnChunk:
@@ -237,8 +242,12 @@ def step_batches(
     *,
     visibility: Visibility,
     batch_rows: int,
+    on_episode: Callable[[], None] | None = None,
 ) -> Iterator[tuple[str, pa.RecordBatch]]:
-    """The Run's step rows as ``(split, batch)`` pairs, in log order within each split."""
+    """The Run's step rows as ``(split, batch)`` pairs, in log order within each split.
+
+    ``on_episode`` is called once per Episode, after its steps joined a batch.
+    """
     batchers: dict[str, StepBatcher] = {}
     for ref in episode_refs(ledger, facts, visibility):
         batcher = batchers.get(ref.split)
@@ -246,6 +255,8 @@ def step_batches(
             batcher = batchers[ref.split] = StepBatcher(observation, action, batch_rows=batch_rows)
         trajectory = load_trajectory(ledger, ref.trajectory_digest, ref.where(facts.run_id))
         batch = batcher.add(facts.run_id, ref, trajectory)
+        if on_episode is not None:
+            on_episode()
         if batch is not None:
             yield ref.split, batch
     for split, batcher in batchers.items():
@@ -280,14 +291,24 @@ def _episode_row(ledger: Ledger, facts: RunFacts, ref: EpisodeRef) -> dict[str, 
 
 
 def episode_batches(
-    ledger: Ledger, facts: RunFacts, *, visibility: Visibility, batch_rows: int
+    ledger: Ledger,
+    facts: RunFacts,
+    *,
+    visibility: Visibility,
+    batch_rows: int,
+    on_episode: Callable[[], None] | None = None,
 ) -> Iterator[tuple[str, pa.RecordBatch]]:
-    """The Run's Episode rows as ``(split, batch)`` pairs, in log order within each split."""
+    """The Run's Episode rows as ``(split, batch)`` pairs, in log order within each split.
+
+    ``on_episode`` is called once per Episode, after its row joined a batch.
+    """
     schema = episodes_schema()
     pending: dict[str, list[dict[str, Any]]] = {}
     for ref in episode_refs(ledger, facts, visibility):
         rows = pending.setdefault(ref.split, [])
         rows.append(_episode_row(ledger, facts, ref))
+        if on_episode is not None:
+            on_episode()
         if len(rows) >= batch_rows:
             yield ref.split, pa.RecordBatch.from_pylist(rows, schema=schema)
             pending[ref.split] = []

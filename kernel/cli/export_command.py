@@ -13,7 +13,7 @@ from typing import Any, Final
 
 import click
 from evoledger.kernel.cli.options import echo_json
-from evoledger.kernel.cli.progress import spinner, verbosity_options
+from evoledger.kernel.cli.progress import bar, counter, verbosity_options
 from evoledger.kernel.cli.terminal_text import cell, markup
 from evoledger.kernel.registry import load_object
 from evoledger.ledger.errors import InputError
@@ -24,6 +24,9 @@ __all__ = ["EXPORTER", "export_command"]
 
 EXPORTER: Final = "evoledger.exporters.dataset:export_dataset"
 """The import string of the export entry point."""
+
+_UNITS: Final = {"submissions": "rows (Submissions)", "messages": "rows (Runs)"}
+"""What each config's progress counts (``steps``, ``episodes`` and ``minari``: Episodes)."""
 
 _NEEDS: Final = {
     "hf": (("pyarrow",), "pip install 'evoledger[export]'"),
@@ -122,7 +125,9 @@ def export_command(
 
     _require(output_format)
     export = load_object(EXPORTER)
-    with spinner(Console(stderr=True), f"exporting {len(run_dirs)} Run(s)", as_json=as_json):
+    console = Console(stderr=True)
+    with bar(console, as_json=as_json) as progress:
+        opening = progress.add_task(f"exporting {len(run_dirs)} Run(s)", total=None, info="")
         report = export(
             list(run_dirs),
             out,
@@ -134,6 +139,7 @@ def export_command(
             json_spaces=json_spaces,
             minari_dataset_id=minari_id,
             spec_for=registered_spec,
+            on_progress=counter(progress, console, units=_UNITS, replaces=opening),
         )
     if as_json:
         echo_json(report.to_dict())

@@ -3,21 +3,48 @@
 A progress bar is drawn (rich, on stderr) only when stderr is a terminal and neither ``--json`` nor ``-q`` was
 given, so logs and pipes never fill with redraws. ``-q`` also drops the header lines (run directory, seed,
 isolation); ``-v`` prints each step of long work (each Submission, each Episode) as a line, terminal or not.
+
+The bars count real work with a total known when it starts: the budget of a Run, then its Validation and
+Assessment Episodes, the Episodes ``replay --execute`` re-runs and the rows ``export``
+writes (each a ``counter``). The library layers report through plain callbacks (``on_judged``, ``on_episode``,
+``on_progress``) and never import rich or click. Whether stderr is a terminal is rich's decision
+(``Console.is_terminal``): ``FORCE_COLOR=1`` (or, with rich >= 14, ``TTY_COMPATIBLE=1``) draws the bars where
+stderr is not a terminal (a CI log), and ``TTY_COMPATIBLE=0`` never draws them.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Final, TypeVar
 
 import click
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    SpinnerColumn,
+    Task,
+    TaskID,
+    TextColumn,
+    TimeElapsedColumn,
+)
+from rich.text import Text
 
 if TYPE_CHECKING:
     from evoledger.projections.run_state import RunState
 
-__all__ = ["bar", "judging_text", "note", "run_watcher", "spinner", "step", "verbosity", "verbosity_options"]
+__all__ = [
+    "bar",
+    "counter",
+    "judging_text",
+    "note",
+    "run_watcher",
+    "spinner",
+    "step",
+    "verbosity",
+    "verbosity_options",
+]
 
 _F = TypeVar("_F", bound=Callable[..., object])
 _QUIET: Final = "evoledger.quiet"
@@ -75,13 +102,20 @@ def _drawn(console: Console, as_json: bool) -> bool:
     return console.is_terminal and not as_json and verbosity() >= 0
 
 
+class _Count(MofNCompleteColumn):
+    """done/total, or nothing while the total is unknown (rather than ``0/?``)."""
+
+    def render(self, task: Task) -> Text:
+        return Text("") if task.total is None else super().render(task)
+
+
 def bar(console: Console, *, as_json: bool, info: str = "info") -> Progress:
     """A progress bar (description, bar, done/total, ``task.fields[info]``, elapsed); disabled unless drawn."""
     return Progress(
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),
         BarColumn(),
-        MofNCompleteColumn(),
+        _Count(),
         TextColumn(f"{{task.fields[{info}]}}"),
         TimeElapsedColumn(),
         console=console,
@@ -90,7 +124,7 @@ def bar(console: Console, *, as_json: bool, info: str = "info") -> Progress:
 
 
 def spinner(console: Console, what: str, *, as_json: bool) -> Progress:
-    """A spinner with elapsed time for work of unknown length (``replay --execute``, ``export``)."""
+    """A spinner with elapsed time for work of unknown length (``replay`` without ``--execute``)."""
     progress = Progress(
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),
@@ -125,6 +159,41 @@ def run_watcher(progress: Progress, console: Console, *, judging: str) -> Callab
             judged = True
             progress.update(task, description="judging", info=judging)
             step(console, f"finish accepted; {judging}")
+
+    return update
+
+
+def counter(
+    progress: Progress,
+    console: Console,
+    *,
+    units: Mapping[str, str] | None = None,
+    replaces: TaskID | None = None,
+) -> Callable[[str, int, int], None] | None:
+    """An ``on_progress(what, done, total)``: one bar per ``what``, counting in ``units[what]`` (else Episodes).
+
+    A Run's ``on_judged`` (``what``: validation, assessment) and ``export``'s ``on_progress`` (``what``: a config).
+    ``None`` when nothing would be shown (no bar drawn, no ``-v``), so the work is not even counted.
+
+    ``replaces``: a task of unknown length (e.g. "auditing") removed when the first count arrives. With ``-v`` a
+    line is printed as each ``what`` completes.
+    """
+    if progress.disable and verbosity() <= 0:
+        return None
+    tasks: dict[str, TaskID] = {}
+    waiting = [replaces] if replaces is not None else []
+
+    def update(what: str, done: int, total: int) -> None:
+        while waiting:
+            progress.remove_task(waiting.pop())
+        task = tasks.get(what)
+        if task is None:
+            unit = (units or {}).get(what, "Episodes")
+            task = tasks[what] = progress.add_task(what, total=total, completed=done, info=unit)
+        else:
+            progress.update(task, total=total, completed=done)
+        if done == total:
+            step(console, f"{what}: {done}/{total} {(units or {}).get(what, 'Episodes')}")
 
     return update
 

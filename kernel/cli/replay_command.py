@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 
 import click
 from evoledger.kernel.cli.options import echo_json, isolation_choice
-from evoledger.kernel.cli.progress import note, spinner, verbosity_options
+from evoledger.kernel.cli.progress import bar, counter, note, spinner, verbosity_options
 from evoledger.kernel.cli.recorded_isolation import NO_ISOLATION_HELP, RECORDED_ISOLATION_HELP, recorded_code_isolation
 from evoledger.kernel.cli.run_summary import print_summary
 from evoledger.kernel.cli.terminal_text import cell, markup
@@ -137,8 +138,16 @@ def replay_command(
         if not as_json:
             note(Console(stderr=True), f"isolation: {chosen.describe()}")
         isolation = chosen.isolation
-    what = "auditing, re-running every recorded Episode" if execute else "auditing"
-    with spinner(Console(stderr=True), what, as_json=as_json):
+    console = Console(stderr=True)
+    on_episode = None
+    if execute:  # checks 1-3 (of unknown length), then a bar of the Episodes re-run
+        progress = bar(console, as_json=as_json)
+        auditing = progress.add_task("auditing", total=None, info="")
+        rerun = counter(progress, console, replaces=auditing)
+        on_episode = None if rerun is None else partial(rerun, "re-running")
+    else:
+        progress = spinner(console, "auditing", as_json=as_json)
+    with progress:
         report = replay(
             run_dir,
             execute=execute,
@@ -146,6 +155,7 @@ def replay_command(
             isolation=isolation or "auto",
             trusted_key=trusted,
             trust_benchmark=trust_recorded_benchmark,
+            on_episode=on_episode,
         )
     if as_json:
         echo_json(report.to_dict())

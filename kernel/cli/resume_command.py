@@ -9,7 +9,7 @@ from evoledger.kernel.agents.sandbox import resolve_agent_isolation
 from evoledger.kernel.cli.agent_isolation import agent_isolation_option
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import echo_json, isolation_choice
-from evoledger.kernel.cli.progress import bar, note, run_watcher, verbosity_options
+from evoledger.kernel.cli.progress import bar, counter, note, run_watcher, verbosity_options
 from evoledger.kernel.cli.recorded_isolation import NO_ISOLATION_HELP, RECORDED_ISOLATION_HELP, recorded_code_isolation
 from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run, resume_hint_on_interrupt
 from evoledger.kernel.cli.run_summary import print_summary
@@ -87,6 +87,7 @@ def resume_command(
             trust_agent=trust_recorded_agent,
             agent=agent,
             on_update=run_watcher(progress, console, judging="validating and assessing the Candidates"),
+            on_judged=counter(progress, console),
         )
     if as_json:
         echo_json(result.model_dump(mode="json"))

@@ -16,7 +16,7 @@ from evoledger.kernel.cli.config_options import (
 )
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import echo_json, parse_config_pairs
-from evoledger.kernel.cli.progress import bar, judging_text, note, run_watcher, verbosity_options
+from evoledger.kernel.cli.progress import bar, counter, judging_text, note, run_watcher, verbosity_options
 from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run, resume_hint_on_interrupt
 from evoledger.kernel.cli.run_summary import print_summary, seed_line
 from evoledger.kernel.cli.terminal_text import markup
@@ -115,6 +115,7 @@ def run_command(
                 initial_program=initial_program,
                 on_update=_update,
                 signing_key=key,
+                on_judged=counter(progress, console),
             )
     if as_json:
         echo_json(result.model_dump(mode="json"))

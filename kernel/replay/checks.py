@@ -39,7 +39,7 @@ from __future__ import annotations
 import gc
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
@@ -222,6 +222,7 @@ def replay(
     isolation: str = "auto",
     trusted_key: PublicKey | str | None = None,
     trust_benchmark: bool = False,
+    on_episode: Callable[[int, int], None] | None = None,
 ) -> ReplayReport:
     """Audit the Run in ``run_dir`` (see the module docstring); ``rebuild`` first regenerates its mirror.
 
@@ -235,6 +236,7 @@ def replay(
     (``kernel.replay.side_process``): ``None`` when the log is large and it is safe, ``True``
     whenever it is safe, ``False`` never. The report is the same either way. The signature (``ledger.sig``) is
     part of the integrity check; with ``trusted_key`` (a public key or fingerprint) it must be that key's.
+    ``on_episode(done, total)``: the progress of ``execute``, once per re-run Episode (see ``check_execution``).
     """
     root = Path(run_dir)
     if rebuild:  # refused before anything is read or written: nothing is created or deleted through a link
@@ -264,7 +266,12 @@ def replay(
     with record:
         if execute:
             execution = check_execution(
-                record, report, workers=workers, isolation=isolation, trust_benchmark=trust_benchmark
+                record,
+                report,
+                workers=workers,
+                isolation=isolation,
+                trust_benchmark=trust_benchmark,
+                on_episode=on_episode,
             )
         else:
             execution = CheckResult.skipped("execution", "not asked for (--execute re-runs every recorded Episode)")

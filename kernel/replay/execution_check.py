@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import tempfile
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -134,8 +135,12 @@ def check_execution(
     workers: int | None = None,
     isolation: str = "auto",
     trust_benchmark: bool = False,
+    on_episode: Callable[[int, int], None] | None = None,
 ) -> CheckResult:
     """Check 4 (see the module docstring); Programs run under ``isolation`` (never the record's own choice).
+
+    ``on_episode(done, total)`` is called once before the first Episode is re-run (``done`` 0) and once after each
+    (``total``: the Episodes that can be re-run).
 
     ``workers`` (else the recorded count) and the recorded Policy memory cap are bounded by this machine.
     ``trust_benchmark``: the workers may import a Benchmark the record names by import string (else they refuse
@@ -188,7 +193,9 @@ def check_execution(
                 allow_import=trust_benchmark,
             ) as executor:
                 outcomes = executor.run([task for _, task in runnable])
-                for (episode, _), outcome in zip(runnable, outcomes, strict=True):
+                if on_episode is not None:
+                    on_episode(0, len(runnable))
+                for done, ((episode, _), outcome) in enumerate(zip(runnable, outcomes, strict=True), start=1):
                     digest = digest_of(outcome.trajectory or b"")
                     where = f"{episode.split} Episode {episode.index} of {episode.owner}"
                     if outcome.status == "infra_fault":
@@ -219,6 +226,8 @@ def check_execution(
                         )
                     else:
                         reproduced += 1
+                    if on_episode is not None:
+                        on_episode(done, len(runnable))
         except EvoLedgerError as exc:
             findings.append(Finding("executor_failed", f"the Episodes could not be re-run: {exc}"))
     counts = {split: sum(1 for e in episodes if e.split == split) for split in ("train", "validation", "assessment")}

@@ -11,11 +11,15 @@ the Benchmark's score direction), then fewer Policy failures, then earlier finis
 ``projections.scoring.rank_key``, which the run state and the audit rank with too). Only the
 selected Program is assessed, on the held-out split. Every fact here is a ``host`` Event and never
 reaches the Agent.
+
+Progress: ``judge_run``'s ``on_judged`` is called once per private Episode that ends, with the phase
+(``"validation"`` or ``"assessment"``), the Episodes of that phase done so far (those the log already held
+included) and the phase's total, so a caller can draw a real bar; it never sees an Episode's content.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Final, get_args
@@ -44,6 +48,7 @@ from evoledger.projections.scoring import rank_candidates
 __all__ = [
     "CandidateResult",
     "JudgingError",
+    "OnJudged",
     "assessment_event",
     "candidates_for_judging",
     "judge_run",
@@ -76,8 +81,12 @@ def run_judged_episodes(
     limits: PolicyLimits,
     *,
     retry_limit: int | None = None,
+    on_episode: Callable[[EpisodeOutcome], None] | None = None,
 ) -> list[EpisodeOutcome]:
     """Run private Episodes, retrying infra faults (at most ``_INFRA_RETRIES`` rounds).
+
+    ``on_episode`` is called with each outcome that is final (once per Episode; never for an infra fault that is
+    retried).
 
     ``retry_limit`` None: faults that persist raise :class:`JudgingError`. ``retry_limit`` n (one Candidate's
     allowance, ``projections.refunds``): at most n Episodes are retried in all, and a fault that is not retried
@@ -98,11 +107,15 @@ def run_judged_episodes(
                 outcomes[outcome.index] = outcome
             elif retries_left is None:
                 retry.append(by_index[outcome.index])
+                continue
             elif retries_left > 0 and attempt < _INFRA_RETRIES:
                 retries_left -= 1
                 retry.append(by_index[outcome.index])
+                continue
             else:
                 outcomes[outcome.index] = outcome  # past the Candidate's allowance: its own failure
+            if on_episode is not None:
+                on_episode(outcome)
         remaining = retry
         if not remaining:
             return [outcomes[p.spec.index] for p in plans]
@@ -200,18 +213,46 @@ def candidates_for_judging(state: RunState, config: RunConfig, direction: str) -
     return (), False
 
 
-def _validate(live: LiveRun, candidates: tuple[str, ...]) -> list[CandidateResult]:
+OnJudged = Callable[[str, int, int], None]
+"""``judge_run``'s progress callback: (phase ``"validation"`` or ``"assessment"``, Episodes done, total)."""
+
+
+def _counter(on_judged: OnJudged | None, phase: str, done: int, total: int) -> Callable[[EpisodeOutcome], None] | None:
+    """An ``on_episode`` for :func:`run_judged_episodes` that reports ``phase``'s count from ``done`` on."""
+    if on_judged is None:
+        return None
+    count = done
+
+    def ended(_: EpisodeOutcome) -> None:
+        nonlocal count
+        count += 1
+        on_judged(phase, count, total)
+
+    on_judged(phase, count, total)  # the phase starts (a resumed Run: with the Episodes the log already holds)
+    return ended
+
+
+def _pending_validation(live: LiveRun, sid: str) -> list[PlannedEpisode]:
+    """The Validation Episodes of Candidate ``sid`` the log does not hold yet."""
+    done = live.host.state.validation.get(sid)
+    return [p for p in live.plan.validation if done is None or p.spec.index not in done]
+
+
+def _validate(live: LiveRun, candidates: tuple[str, ...], on_judged: OnJudged | None) -> list[CandidateResult]:
     host, ledger, config, plan = live.host, live.ledger, live.config, live.plan
     results = []
+    pending_of = {sid: _pending_validation(live, sid) for sid in candidates}
+    total = len(candidates) * len(plan.validation)
+    done = total - sum(len(pending) for pending in pending_of.values())
+    report = _counter(on_judged, "validation", done, total)
     for position, sid in enumerate(candidates, start=1):
         view = host.state.submissions[sid]
-        done = host.state.validation.get(sid)
-        pending = [p for p in plan.validation if done is None or p.spec.index not in done]
+        pending = pending_of[sid]
         if pending:
             allowance = config.infra_refunds.rule.limit(len(plan.validation))
             with private_program_copy(view.program_digest, ledger.objects) as program_dir:
                 outcomes = run_judged_episodes(
-                    live.executor, pending, program_dir, config.limits, retry_limit=allowance
+                    live.executor, pending, program_dir, config.limits, retry_limit=allowance, on_episode=report
                 )
             host.append(
                 [
@@ -234,8 +275,11 @@ def _validate(live: LiveRun, candidates: tuple[str, ...]) -> list[CandidateResul
     return results
 
 
-def judge_run(live: LiveRun) -> None:
-    """Validate, select and assess (whatever the log does not hold yet), then append ``run-ended``."""
+def judge_run(live: LiveRun, *, on_judged: OnJudged | None = None) -> None:
+    """Validate, select and assess (whatever the log does not hold yet), then append ``run-ended``.
+
+    ``on_judged(phase, done, total)`` reports each private Episode that ends (see the module docstring).
+    """
     host, ledger, config, benchmark, plan = live.host, live.ledger, live.config, live.benchmark, live.plan
     state = host.state
     if state.ended_reason is not None:
@@ -247,7 +291,7 @@ def judge_run(live: LiveRun) -> None:
     if candidates:
         try:
             if config.validation.episodes:
-                results = _validate(live, candidates)
+                results = _validate(live, candidates, on_judged)
             else:
                 only = host.state.submissions[candidates[0]]
                 results = [
@@ -263,7 +307,13 @@ def judge_run(live: LiveRun) -> None:
         if not host.state.assessed and config.assessment.episodes > 0:
             try:
                 with private_program_copy(view.program_digest, ledger.objects) as program_dir:
-                    outcomes = run_judged_episodes(live.executor, plan.assessment, program_dir, config.limits)
+                    outcomes = run_judged_episodes(
+                        live.executor,
+                        plan.assessment,
+                        program_dir,
+                        config.limits,
+                        on_episode=_counter(on_judged, "assessment", 0, len(plan.assessment)),
+                    )
             except InfraError as exc:
                 host.append(
                     [RunEnded(reason="assessment_failed", selected_submission_id=selected, message=str(exc)[:4000])]

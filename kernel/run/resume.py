@@ -34,6 +34,7 @@ from evoledger.kernel.agents.stale import stop_stale_agent_group
 from evoledger.kernel.execution import Isolation, bounded_limits, bounded_workers
 from evoledger.kernel.registry import BenchmarkRegistry, UntrustedRecordError, default_registry, is_import_string
 from evoledger.kernel.run.config import RunConfig
+from evoledger.kernel.run.judging import OnJudged
 from evoledger.kernel.run.layout import RunLayout
 from evoledger.kernel.run.runner import RunResult, continue_run, summarize
 from evoledger.kernel.run.setup import plan_run, recorded_run_key
@@ -145,6 +146,7 @@ def resume(
     trust_benchmark: bool = False,
     trust_agent: bool = False,
     agent: str | None = None,
+    on_judged: OnJudged | None = None,
 ) -> RunResult:
     """Continue the Run in ``run_dir`` to its end. A Run that already ended is returned as it is.
 
@@ -153,7 +155,7 @@ def resume(
     again with ``signing_key``, which must be the key its ``run-created`` names. ``trust_benchmark`` / ``trust_agent``:
     the user trusts the record's author, so a Benchmark named by an import string may be imported and a recorded
     ``command:`` (or import-string) Agent run; ``agent``, when given, must equal the recorded Agent name and
-    vouches for it.
+    vouches for it. ``on_update`` and ``on_judged`` report progress as for :func:`~evoledger.kernel.run.run`.
     """
     layout = RunLayout(Path(run_dir).resolve())
     layout.check_safe()
@@ -196,4 +198,5 @@ def resume(
             plan=plan,
             on_update=on_update,
             signing_key=signing_key,
+            on_judged=on_judged,
         )

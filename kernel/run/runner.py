@@ -15,7 +15,7 @@ from evoledger.kernel.authoring.keyed_seeds import keyed_seed
 from evoledger.kernel.execution import LocalExecutor, resolve_isolation
 from evoledger.kernel.registry import BenchmarkRegistry
 from evoledger.kernel.run.config import RunConfig
-from evoledger.kernel.run.judging import judge_run
+from evoledger.kernel.run.judging import OnJudged, judge_run
 from evoledger.kernel.run.layout import RunLayout, write_report
 from evoledger.kernel.run.live import LiveRun
 from evoledger.kernel.run.session_loop import drive_session
@@ -120,6 +120,7 @@ def continue_run(
     on_update: Callable[[RunState], None] | None = None,
     random_bytes: Callable[[int], bytes] = secrets.token_bytes,
     signing_key: SigningKey | None = None,
+    on_judged: OnJudged | None = None,
 ) -> RunResult:
     """Drive a created (or resumed) Run to its end: Agent session, judging, ``run-ended``.
 
@@ -135,7 +136,7 @@ def continue_run(
             live.complete_in_flight()  # work in flight at a crash (resume)
             _agent_session(live, on_update, random_bytes, signing_key)
             live.host.refresh_feedback(full=True)  # undo anything the Agent did to feedback/ before judging
-        judge_run(live)
+        judge_run(live, on_judged=on_judged)
     result = summarize(layout, live.host.state)
     write_report(layout, (json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode())
     return result
@@ -227,11 +228,14 @@ def run(
     on_update: Callable[[RunState], None] | None = None,
     random_bytes: Callable[[int], bytes] = secrets.token_bytes,
     signing_key: SigningKey | None = None,
+    on_judged: OnJudged | None = None,
 ) -> RunResult:
     """Run a complete Run: create it in ``record_to``, let ``config.agent`` evolve the Program, judge, record the end.
 
     Without ``config.seed`` the Run's secret key (and the Agent's seed) come from ``random_bytes``. With
     ``signing_key`` every head of the log is signed into ``ledger.sig`` (the CLI passes the Host's key).
+    ``on_update`` sees the run state as the Agent works; ``on_judged(phase, done, total)`` each Validation and
+    Assessment Episode that ends (``kernel.run.judging``).
 
     >>> run(RunConfig(episode_budget=40), record_to=Path("runs/demo"))  # doctest: +SKIP
     """
@@ -262,4 +266,5 @@ def run(
             on_update=on_update,
             random_bytes=random_bytes,
             signing_key=signing_key,
+            on_judged=on_judged,
         )
