@@ -155,6 +155,14 @@ def warm_up_zygote(template: PolicyTemplate, rounds: int = 20) -> None:
     Python specializes bytecode in place as it runs; code first run in a Policy child is rewritten there, and each
     rewritten page is copied (copy-on-write) in every child. Run here once, it is already specialized when forked.
     Nothing of an Episode is involved: a zero observation of the space's shape, the action ``0``."""
+    for round_ in range(rounds):
+        _rehearse_steps(template)
+        _flush_stdio()
+        _warm_up(template, rehearse=round_ < 2)
+
+
+def _rehearse_steps(template: PolicyTemplate) -> None:
+    """Run the per-step code paths once: a zero observation of the space's shape, the action ``0``."""
     space = template.observation_space
     shape, dtype = getattr(space, "shape", None), getattr(space, "dtype", None)
     try:
@@ -162,13 +170,10 @@ def warm_up_zygote(template: PolicyTemplate, rounds: int = 20) -> None:
         encode_wire(sample)
     except Exception:  # an exotic space: warm up with an int
         sample = 0
-    for round_ in range(rounds):
-        with contextlib.suppress(Exception):
-            decode_wire(encode_wire(sample))
-            decode_action(encode_action(0))
-            orjson.loads(orjson.dumps({"policy_seed": 0}))
-        _flush_stdio()
-        _warm_up(template, rehearse=round_ < 2)
+    with contextlib.suppress(Exception):
+        decode_wire(encode_wire(sample))
+        decode_action(encode_action(0))
+        orjson.loads(orjson.dumps({"policy_seed": 0}))
 
 
 _REHEARSAL_PATH: Final = "/nonexistent/evoledger-rehearsal/policy.py"
@@ -188,6 +193,7 @@ def _warm_up(template: PolicyTemplate, *, rehearse: bool = True) -> None:
     np.random.default_rng(0)
     if not rehearse:
         return
+    _rehearse_steps(template)
     _seed_everything(template, 0)
     spec = importlib.util.spec_from_file_location("policy", _REHEARSAL_PATH)  # the path is never read
     if spec is not None:
