@@ -29,7 +29,7 @@ import sys
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 from typing import Any, Final, NoReturn
 
 import numpy as np
@@ -176,11 +176,7 @@ def _rehearse_steps(template: PolicyTemplate) -> None:
         orjson.loads(orjson.dumps({"policy_seed": 0}))
 
 
-_REHEARSAL_PATH: Final = "/nonexistent/evoledger-rehearsal/policy.py"
-_REHEARSAL_SOURCE: Final = (
-    "class _Policy:\n    def act(self, observation):\n        return 0\n\n\ndef make_policy(context):\n"
-    "    return _Policy()\n"
-)
+_REHEARSAL_ENTRY: Final = Path(__file__).parent / "rehearsal" / "policy.py"
 
 
 def _warm_up(template: PolicyTemplate, *, rehearse: bool = True) -> None:
@@ -195,11 +191,16 @@ def _warm_up(template: PolicyTemplate, *, rehearse: bool = True) -> None:
         return
     _rehearse_steps(template)
     _seed_everything(template, 0)
-    spec = importlib.util.spec_from_file_location("policy", _REHEARSAL_PATH)  # the path is never read
-    if spec is not None:
-        module = importlib.util.module_from_spec(spec)
-        exec(compile(_REHEARSAL_SOURCE, _REHEARSAL_PATH, "exec"), module.__dict__)
-        module.make_policy(None).act(0)
+    dont_write_bytecode = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:  # loaded as an Episode's Program is (a compiled copy may exist: compiling is rehearsed on its own too)
+        compile(_REHEARSAL_ENTRY.read_bytes(), str(_REHEARSAL_ENTRY), "exec")
+        _execute_policy_file(_REHEARSAL_ENTRY).make_policy(None).act(0)
+    except Exception:  # a rehearsal that fails changes nothing: the Episode's own load does the real work
+        pass
+    finally:
+        sys.modules.pop("policy", None)
+        sys.dont_write_bytecode = dont_write_bytecode
 
 
 def _seed_everything(template: PolicyTemplate, policy_seed: int) -> None:
@@ -212,6 +213,17 @@ def _seed_everything(template: PolicyTemplate, policy_seed: int) -> None:
                 seed_method((policy_seed + offset + 1) % 2**63)
 
 
+def _execute_policy_file(entry: Path) -> ModuleType:
+    """Import ``entry`` as the module ``policy``: the one way a Program (or the rehearsal) is loaded."""
+    spec = importlib.util.spec_from_file_location("policy", entry)
+    if spec is None or spec.loader is None:
+        raise _PolicyFailure("protocol_error", f"cannot load {entry} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["policy"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def _load_policy(program_dir: Path, context: PolicyContext) -> Any:
     entry = program_dir / "policy.py"
     if not entry.is_file():
@@ -219,12 +231,7 @@ def _load_policy(program_dir: Path, context: PolicyContext) -> Any:
     os.chdir(program_dir)
     sys.path.insert(0, str(program_dir))
     sys.dont_write_bytecode = True  # never write __pycache__ into the Program directory
-    spec = importlib.util.spec_from_file_location("policy", entry)
-    if spec is None or spec.loader is None:
-        raise _PolicyFailure("protocol_error", f"cannot load {entry} as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["policy"] = module
-    spec.loader.exec_module(module)
+    module = _execute_policy_file(entry)
     make_policy = getattr(module, "make_policy", None)
     if not callable(make_policy):
         raise _PolicyFailure("protocol_error", "policy.py does not define a function make_policy(context)")
