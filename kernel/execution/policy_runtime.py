@@ -29,7 +29,7 @@ import sys
 import traceback
 from collections.abc import Mapping
 from pathlib import Path
-from types import TracebackType
+from types import ModuleType, TracebackType
 from typing import Any, Final, NoReturn
 
 import numpy as np
@@ -155,6 +155,14 @@ def warm_up_zygote(template: PolicyTemplate, rounds: int = 20) -> None:
     Python specializes bytecode in place as it runs; code first run in a Policy child is rewritten there, and each
     rewritten page is copied (copy-on-write) in every child. Run here once, it is already specialized when forked.
     Nothing of an Episode is involved: a zero observation of the space's shape, the action ``0``."""
+    for round_ in range(rounds):
+        _rehearse_steps(template)
+        _flush_stdio()
+        _warm_up(template, rehearse=round_ < 2)
+
+
+def _rehearse_steps(template: PolicyTemplate) -> None:
+    """Run the per-step code paths once: a zero observation of the space's shape, the action ``0``."""
     space = template.observation_space
     shape, dtype = getattr(space, "shape", None), getattr(space, "dtype", None)
     try:
@@ -162,20 +170,13 @@ def warm_up_zygote(template: PolicyTemplate, rounds: int = 20) -> None:
         encode_wire(sample)
     except Exception:  # an exotic space: warm up with an int
         sample = 0
-    for round_ in range(rounds):
-        with contextlib.suppress(Exception):
-            decode_wire(encode_wire(sample))
-            decode_action(encode_action(0))
-            orjson.loads(orjson.dumps({"policy_seed": 0}))
-        _flush_stdio()
-        _warm_up(template, rehearse=round_ < 2)
+    with contextlib.suppress(Exception):
+        decode_wire(encode_wire(sample))
+        decode_action(encode_action(0))
+        orjson.loads(orjson.dumps({"policy_seed": 0}))
 
 
-_REHEARSAL_PATH: Final = "/nonexistent/evoledger-rehearsal/policy.py"
-_REHEARSAL_SOURCE: Final = (
-    "class _Policy:\n    def act(self, observation):\n        return 0\n\n\ndef make_policy(context):\n"
-    "    return _Policy()\n"
-)
+_REHEARSAL_ENTRY: Final = Path(__file__).parent / "rehearsal" / "policy.py"
 
 
 def _warm_up(template: PolicyTemplate, *, rehearse: bool = True) -> None:
@@ -188,12 +189,18 @@ def _warm_up(template: PolicyTemplate, *, rehearse: bool = True) -> None:
     np.random.default_rng(0)
     if not rehearse:
         return
+    _rehearse_steps(template)
     _seed_everything(template, 0)
-    spec = importlib.util.spec_from_file_location("policy", _REHEARSAL_PATH)  # the path is never read
-    if spec is not None:
-        module = importlib.util.module_from_spec(spec)
-        exec(compile(_REHEARSAL_SOURCE, _REHEARSAL_PATH, "exec"), module.__dict__)
-        module.make_policy(None).act(0)
+    dont_write_bytecode = sys.dont_write_bytecode
+    sys.dont_write_bytecode = True
+    try:  # loaded as an Episode's Program is (a compiled copy may exist: compiling is rehearsed on its own too)
+        compile(_REHEARSAL_ENTRY.read_bytes(), str(_REHEARSAL_ENTRY), "exec")
+        _execute_policy_file(_REHEARSAL_ENTRY).make_policy(None).act(0)
+    except Exception:  # a rehearsal that fails changes nothing: the Episode's own load does the real work
+        pass
+    finally:
+        sys.modules.pop("policy", None)
+        sys.dont_write_bytecode = dont_write_bytecode
 
 
 def _seed_everything(template: PolicyTemplate, policy_seed: int) -> None:
@@ -206,6 +213,17 @@ def _seed_everything(template: PolicyTemplate, policy_seed: int) -> None:
                 seed_method((policy_seed + offset + 1) % 2**63)
 
 
+def _execute_policy_file(entry: Path) -> ModuleType:
+    """Import ``entry`` as the module ``policy``: the one way a Program (or the rehearsal) is loaded."""
+    spec = importlib.util.spec_from_file_location("policy", entry)
+    if spec is None or spec.loader is None:
+        raise _PolicyFailure("protocol_error", f"cannot load {entry} as a Python module")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["policy"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
 def _load_policy(program_dir: Path, context: PolicyContext) -> Any:
     entry = program_dir / "policy.py"
     if not entry.is_file():
@@ -213,12 +231,7 @@ def _load_policy(program_dir: Path, context: PolicyContext) -> Any:
     os.chdir(program_dir)
     sys.path.insert(0, str(program_dir))
     sys.dont_write_bytecode = True  # never write __pycache__ into the Program directory
-    spec = importlib.util.spec_from_file_location("policy", entry)
-    if spec is None or spec.loader is None:
-        raise _PolicyFailure("protocol_error", f"cannot load {entry} as a Python module")
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["policy"] = module
-    spec.loader.exec_module(module)
+    module = _execute_policy_file(entry)
     make_policy = getattr(module, "make_policy", None)
     if not callable(make_policy):
         raise _PolicyFailure("protocol_error", "policy.py does not define a function make_policy(context)")

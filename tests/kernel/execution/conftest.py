@@ -180,6 +180,22 @@ PROGRAMS: dict[str, str] = {
         def make_policy(context):
             return _Policy()
     """,
+    "own_module": """
+        import sys
+
+
+        def make_policy(context):
+            module = sys.modules["policy"]
+            print(f"file={module.__file__}")
+            print(f"rehearsal_on_path={[p for p in sys.path if 'rehearsal' in p]}")
+            files = {name: str(getattr(m, "__file__", "")) for name, m in sys.modules.items()}
+            print(f"rehearsal_modules={[name for name, file in files.items() if 'rehearsal' in file]}")
+            return module
+
+
+        def act(observation):
+            return 0
+    """,
     "randomness": """
         import random
 

@@ -240,6 +240,17 @@ def test_policy_randomness_is_seeded_from_the_policy_seed(
     assert expected.encode() in log(11)
 
 
+def test_the_rehearsal_load_before_the_start_leaves_no_trace_for_the_policy(
+    counter: LocalExecutor, programs: dict[str, Path], make_tasks: MakeTasks
+) -> None:
+    outcome = _one(counter, make_tasks(programs["own_module"]))
+    assert outcome.status == "ok", outcome.failure_message
+    log = outcome.policy_log.decode()
+    assert f"file={programs['own_module'] / 'policy.py'}\n" in log
+    assert "rehearsal_on_path=[]\n" in log
+    assert "rehearsal_modules=[]\n" in log
+
+
 def test_the_program_directory_gets_no_bytecode_cache(
     counter: LocalExecutor, programs: dict[str, Path], make_tasks: MakeTasks
 ) -> None:
