@@ -77,9 +77,13 @@ def run_evaluation(
     registry: BenchmarkRegistry | None,
     on_episode: Callable[[EpisodeResult], None] | None,
     signing_key: SigningKey | None,
+    built: Benchmark | None = None,
 ) -> EvaluationResult:
-    """Evaluate as :func:`~evoledger.kernel.evaluation.evaluate` describes, on the already started ``runner``."""
-    bench: Benchmark = (registry or default_registry()).make(ref.name, ref.config)
+    """Evaluate as :func:`~evoledger.kernel.evaluation.evaluate` describes, on the already started ``runner``.
+
+    ``built``: the Benchmark ``ref`` names, if the caller has built it already (else it is built here, once).
+    """
+    bench: Benchmark = built if built is not None else (registry or default_registry()).make(ref.name, ref.config)
     spec = bench.spec
     identity = BenchmarkIdentity.of(spec.id, dict(spec.environment_parameters))
     with _ledger_for(record_to, ledger) as book:

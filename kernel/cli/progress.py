@@ -11,11 +11,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Final, TypeVar
 
 import click
-from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
 if TYPE_CHECKING:
     from evoledger.projections.run_state import RunState
+    from rich.console import Console
+    from rich.progress import Progress
 
 __all__ = ["bar", "judging_text", "note", "run_watcher", "spinner", "step", "verbosity", "verbosity_options"]
 
@@ -77,6 +77,9 @@ def _drawn(console: Console, as_json: bool) -> bool:
 
 def bar(console: Console, *, as_json: bool, info: str = "info") -> Progress:
     """A progress bar (description, bar, done/total, ``task.fields[info]``, elapsed); disabled unless drawn."""
+    # rich only now: a command module that imports the options stays light (evaluate starts its workers first)
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     return Progress(
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),
@@ -91,6 +94,8 @@ def bar(console: Console, *, as_json: bool, info: str = "info") -> Progress:
 
 def spinner(console: Console, what: str, *, as_json: bool) -> Progress:
     """A spinner with elapsed time for work of unknown length (``replay --execute``, ``export``)."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     progress = Progress(
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),

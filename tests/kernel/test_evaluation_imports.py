@@ -8,7 +8,15 @@ import sys
 
 import pytest
 
-HEAVY = ("numpy", "gymnasium", "evoledger.ledger.events", "evoledger.ledger.store", "evoledger.kernel.evaluation_run")
+HEAVY = (
+    "numpy",
+    "gymnasium",
+    "evoledger.ledger.events",
+    "evoledger.ledger.store",
+    "evoledger.kernel.evaluation_run",
+    "rich",  # the progress bar and the tables: imported once the workers are starting
+    "cryptography",  # the signing key of --record-to: likewise
+)
 
 
 @pytest.mark.parametrize("module", ["evoledger.kernel.evaluation", "evoledger.kernel.cli.evaluate_command"])
