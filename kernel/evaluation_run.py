@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evoledger import __version__
 from evoledger.kernel.authoring import Benchmark, EpisodeRecord, Feedback
@@ -30,10 +31,11 @@ from evoledger.ledger.events import (
     EvaluationStarted,
     Signer,
 )
-from evoledger.ledger.signing import HeadSigner
-from evoledger.ledger.signing_keys import SigningKey
 from evoledger.ledger.snapshots import materialize_program, snapshot_program
 from evoledger.ledger.store import Ledger
+
+if TYPE_CHECKING:
+    from evoledger.ledger.signing_keys import SigningKey
 
 __all__ = ["run_evaluation"]
 
@@ -91,6 +93,8 @@ def run_evaluation(
         evaluation_id = _evaluation_id(snapshot.digest, identity, config)
         signer = signing_key if ledger is None else None  # a caller's own ledger is signed by its owner
         if signer is not None:
+            from evoledger.ledger.signing import HeadSigner  # cryptography: only for a signed record
+
             book.sign_heads(HeadSigner(signer, evaluation_id))
         plans = plan_episodes(bench, config.split, seeds=public_seeds(config.seed), count=config.episodes)
         book.append(
