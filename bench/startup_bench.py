@@ -122,9 +122,11 @@ def main() -> None:
     bare = median["python -c pass"]
     print(f"start-up, median of {repeat} rounds (evaluate: --isolation {args.isolation}, K={extra})")
     print(f"{'case':40} {'median':>9} {'x bare python':>14}  target")
+    fixed: dict[str, float] = {}
     for suffix in checkouts:
         one, many = median[f"evaluate, 1 Episode{suffix}"], median[f"evaluate, {1 + extra} Episodes{suffix}"]
         per_episode = (many - one) / extra
+        fixed[suffix] = one - per_episode
         rows = [
             ("python -c pass", median[f"python -c pass{suffix}"], "(baseline)"),
             ("evoledger-session status", median[f"evoledger-session status{suffix}"], "<= 3x"),
@@ -134,6 +136,8 @@ def main() -> None:
         for name, seconds, target in rows:
             print(f"{name + suffix:40} {seconds * 1000:7.0f} ms {seconds / bare:13.1f}x  {target}")
         print(f"{'evaluate per Episode' + suffix:40} {per_episode * 1000:7.1f} ms  (trivial Policy)")
+    if args.against:
+        print(f"evaluate fixed cost: {fixed[''] / fixed[' [against]']:.2f}x that of the checkout --against")
 
 
 if __name__ == "__main__":
