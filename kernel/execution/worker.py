@@ -24,6 +24,7 @@ Only the coordinator writes any ledger; a worker only returns outcomes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
 import shutil
@@ -111,9 +112,15 @@ def _start(channel: FrameChannel, zygote: Zygote | None, sandboxes: _Sandboxes |
     except ChannelClosed:
         return None
     except Exception as exc:
-        channel.send(bytes((WORKER_ERROR,)) + orjson.dumps({"error": type(exc).__name__, "message": str(exc)}))
+        # The coordinator may be gone already: it started this worker before checking what the user gave, and the
+        # same mistake (an unknown Benchmark, a wrong setting) is its own message to the user. Then end quietly.
+        with contextlib.suppress(ChannelClosed):
+            channel.send(bytes((WORKER_ERROR,)) + orjson.dumps({"error": type(exc).__name__, "message": str(exc)}))
         return None
-    channel.send(bytes((WORKER_HELLO,)) + orjson.dumps({"pid": os.getpid()}))
+    try:
+        channel.send(bytes((WORKER_HELLO,)) + orjson.dumps({"pid": os.getpid()}))
+    except ChannelClosed:
+        return None
     return runner
 
 

@@ -1,7 +1,9 @@
-"""``evoledger evaluate`` builds its Benchmark once in the calling process, with or without a PROGRAM argument.
+"""``evoledger evaluate``'s start: its workers start first, so what the caller finds wrong must stay its own message.
 
-Counted through the real CLI: a Benchmark given by import string that writes the pid of every process that builds it
-(the workers build their own copy, in their own processes; the caller must build it exactly once).
+The Benchmark is built once in the calling process, with or without a PROGRAM argument: counted through the real CLI
+with a Benchmark given by import string that writes the pid of every process that builds it (the workers build their
+own copy, in their own processes). A mistake the caller reports (an unknown Benchmark, a wrong ``--set``) is the
+whole output: the workers it started meanwhile, which meet the same mistake, end without a word.
 """
 
 from __future__ import annotations
@@ -50,3 +52,22 @@ def test_evaluate_builds_the_benchmark_once_in_the_caller(tmp_path: Path, with_p
     builders = log.read_text(encoding="utf-8").split()
     assert builders.count(str(process.pid)) == 1, builders
     assert len(builders) == 2, builders  # the caller's copy and the one worker's
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["-b", "cartpol"], "Did you mean 'cartpole'"),
+        (["-b", "frozen-lake", "--set", "map_name=9x9"], "--set map_name=9x9"),
+    ],
+    ids=["unknown-benchmark", "wrong-setting"],
+)
+def test_a_mistake_found_at_start_is_reported_once_without_a_worker_traceback(
+    tmp_path: Path, args: list[str], message: str
+) -> None:
+    argv = [sys.executable, "-c", _CLI, "evaluate", *args, "-n", "1", "-w", "2"]
+    done = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.count("error:") == 1, done.stderr
