@@ -44,11 +44,12 @@ def _table(result: EvaluationResult, shown: int) -> Table:
 
 @contextlib.contextmanager
 def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while the command loads its modules and builds the Benchmark.
+    """Pause the cyclic garbage collector while the command loads its modules.
 
     What that allocates (modules, classes, schemas) lives as long as the process, yet the collector would walk it
     again and again as it grows (a full collection took tens of milliseconds, on the way to the first Episode).
     Afterwards it is frozen out of the collector's sight (:func:`gc.freeze`), and the collector resumes as before.
+    Only imports run paused: whatever a Benchmark's factory makes (and throws away) is collected as usual.
     """
     enabled = gc.isenabled()
     gc.disable()
@@ -114,11 +115,11 @@ def evaluate_command(
         from evoledger.kernel.evaluation_run import run_evaluation  # noqa: F401  (what evaluate() loads first)
         from rich.console import Console
 
-        default_registry().factory(benchmark)  # an unknown name fails here, with a suggestion
-        built, program = None, program_dir
-        if program is None:  # built here to find its starting Program, then handed on: never built twice
-            built = default_registry().make(benchmark, ref.config)
-            program = starting_program(built)
+        default_registry().factory(benchmark)  # loads the Benchmarks' modules; an unknown name fails here
+    built, program = None, program_dir
+    if program is None:  # built here to find its starting Program, then handed on: never built twice
+        built = default_registry().make(benchmark, ref.config)
+        program = starting_program(built)
     key = resolve_signing_key(signing_key) if record_to is not None else None
     console = Console(stderr=True)
     if not as_json:  # JSON output stays one document; the record keeps the isolation used
