@@ -12,6 +12,9 @@ median over the rounds, so a machine that gets busier or quieter during the run 
   includes everything that does not grow with the Episodes: imports, ledger, Program snapshot, worker start-up,
   shut-down and the summary.
 
+With ``--against DIR`` every case is also timed with another checkout in the same rounds, and the ratio of the two
+``evaluate`` fixed costs is printed last (the figure to quote on a shared machine).
+
 The issue's targets: ``evoledger-session`` <= 3x, ``--help`` <= 8x, ``evaluate``'s fixed cost <= 2x EvoPolicyGym's
 ~0.5 s. The issue measured bare Python at ~40-54 ms on its machine (``evoledger-session`` 1.2 s = 30x, ``--help``
 2 s = 37x), so 2 x 0.5 s = 1.0 s is 18.5-25x bare Python there; the stricter 18.5x is the target printed.
