@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import os
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
@@ -42,20 +43,31 @@ def _table(result: EvaluationResult, shown: int) -> Table:
     return table
 
 
-@contextlib.contextmanager
-def _collector_paused() -> Iterator[None]:
-    """Pause the cyclic garbage collector while the command loads its modules.
+_SINGLE_THREADED: Final = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+"""Read once, when numpy loads its BLAS: unless the user set them, the caller's numpy starts without a thread pool."""
 
-    What that allocates (modules, classes, schemas) lives as long as the process, yet the collector would walk it
-    again and again as it grows (a full collection took tens of milliseconds, on the way to the first Episode).
-    Afterwards it is frozen out of the collector's sight (:func:`gc.freeze`), and the collector resumes as before.
-    Only imports run paused: whatever a Benchmark's factory makes (and throws away) is collected as usual.
+
+@contextlib.contextmanager
+def _loading() -> Iterator[None]:
+    """Load the command's modules (the Benchmarks with numpy and gymnasium, the ledger, rich) as cheaply as they go.
+
+    The cyclic garbage collector is paused: what loading allocates (modules, classes, schemas) lives as long as the
+    process, yet the collector would walk it again and again as it grows (a full collection took tens of milliseconds
+    on the way to the first Episode). Afterwards it is frozen out of the collector's sight (:func:`gc.freeze`), and
+    the collector resumes as before: only imports run paused, not a Benchmark's factory.
+
+    numpy's BLAS starts single-threaded, as in the workers: this process does no linear algebra worth a thread pool,
+    and starting one cost 20-60 ms. The environment is restored afterwards (the workers set their own).
     """
     enabled = gc.isenabled()
     gc.disable()
+    unset = [name for name in _SINGLE_THREADED if name not in os.environ]
+    os.environ.update(dict.fromkeys(unset, "1"))
     try:
         yield
     finally:
+        for name in unset:
+            os.environ.pop(name, None)
         gc.freeze()
         if enabled:
             gc.enable()
@@ -110,7 +122,7 @@ def evaluate_command(
     executor = click.get_current_context().with_resource(
         LocalExecutor(ref, workers=config.workers, isolation=config.isolation, wait_until_ready=False)
     )
-    with _collector_paused():
+    with _loading():
         from evoledger.kernel.authoring import starting_program
         from evoledger.kernel.evaluation_run import run_evaluation  # noqa: F401  (what evaluate() loads first)
         from rich.console import Console

@@ -3,7 +3,8 @@
 The Benchmark is built once in the calling process, with or without a PROGRAM argument: counted through the real CLI
 with a Benchmark given by import string that writes the pid of every process that builds it (the workers build their
 own copy, in their own processes). A mistake the caller reports (an unknown Benchmark, a wrong ``--set``) is the
-whole output: the workers it started meanwhile, which meet the same mistake, end without a word.
+whole output: the workers it started meanwhile, which meet the same mistake, end without a word. The caller's own
+numpy starts single-threaded, like the workers' (a BLAS thread pool cost tens of ms at import, for nothing).
 """
 
 from __future__ import annotations
@@ -71,3 +72,28 @@ def test_a_mistake_found_at_start_is_reported_once_without_a_worker_traceback(
     assert message in done.stderr
     assert "Traceback" not in done.stderr, done.stderr
     assert done.stderr.count("error:") == 1, done.stderr
+
+
+_EVALUATE_THEN_COUNT_THREADS = """
+import contextlib, json, os, sys
+from evoledger.kernel.cli import main
+sys.argv = ["evoledger", "evaluate", "-n", "1", "--isolation", "local", "--json"]
+with contextlib.redirect_stdout(sys.stderr), contextlib.suppress(SystemExit):
+    main()
+report = {"threads": len(os.listdir("/proc/self/task")), "numpy": "numpy" in sys.modules}
+report["environment"] = {name: os.environ.get(name) for name in ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS")}
+print(json.dumps(report))
+"""
+
+
+def test_the_callers_numpy_starts_without_a_thread_pool_and_its_environment_is_left_as_it_was(tmp_path: Path) -> None:
+    threads = ("OPENBLAS_NUM_THREADS", "OMP_NUM_THREADS", "MKL_NUM_THREADS")
+    env = {k: v for k, v in os.environ.items() if k not in threads}
+    argv = [sys.executable, "-c", _EVALUATE_THEN_COUNT_THREADS]
+    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert '"episodes"' in done.stderr  # the evaluation ran (its JSON went to stderr here)
+    report = json.loads(done.stdout)
+    assert report["numpy"] is True
+    assert report["threads"] == 1  # OpenBLAS starts a thread per further CPU unless told otherwise
+    assert report["environment"] == {"OPENBLAS_NUM_THREADS": None, "OMP_NUM_THREADS": None}
