@@ -12,6 +12,9 @@ median over the rounds, so a machine that gets busier or quieter during the run 
   includes everything that does not grow with the Episodes: imports, ledger, Program snapshot, worker start-up,
   shut-down and the summary.
 
+With ``--against DIR`` every case is also timed with another checkout in the same rounds, and the ratio of the two
+``evaluate`` fixed costs is printed last (the figure to quote on a shared machine).
+
 The issue's targets: ``evoledger-session`` <= 3x, ``--help`` <= 8x, ``evaluate``'s fixed cost <= 2x EvoPolicyGym's
 ~0.5 s. The issue measured bare Python at ~40-54 ms on its machine (``evoledger-session`` 1.2 s = 30x, ``--help``
 2 s = 37x), so 2 x 0.5 s = 1.0 s is 18.5-25x bare Python there; the stricter 18.5x is the target printed.
@@ -122,9 +125,11 @@ def main() -> None:
     bare = median["python -c pass"]
     print(f"start-up, median of {repeat} rounds (evaluate: --isolation {args.isolation}, K={extra})")
     print(f"{'case':40} {'median':>9} {'x bare python':>14}  target")
+    fixed: dict[str, float] = {}
     for suffix in checkouts:
         one, many = median[f"evaluate, 1 Episode{suffix}"], median[f"evaluate, {1 + extra} Episodes{suffix}"]
         per_episode = (many - one) / extra
+        fixed[suffix] = one - per_episode
         rows = [
             ("python -c pass", median[f"python -c pass{suffix}"], "(baseline)"),
             ("evoledger-session status", median[f"evoledger-session status{suffix}"], "<= 3x"),
@@ -134,6 +139,8 @@ def main() -> None:
         for name, seconds, target in rows:
             print(f"{name + suffix:40} {seconds * 1000:7.0f} ms {seconds / bare:13.1f}x  {target}")
         print(f"{'evaluate per Episode' + suffix:40} {per_episode * 1000:7.1f} ms  (trivial Policy)")
+    if args.against:
+        print(f"evaluate fixed cost: {fixed[''] / fixed[' [against]']:.2f}x that of the checkout --against")
 
 
 if __name__ == "__main__":

@@ -28,6 +28,7 @@ from evoledger.kernel.registry import BenchmarkRef, BenchmarkRegistry
 from pydantic import BaseModel, ConfigDict, Field
 
 if TYPE_CHECKING:
+    from evoledger.kernel.authoring import Benchmark
     from evoledger.ledger.signing_keys import SigningKey
     from evoledger.ledger.store import Ledger
 
@@ -114,6 +115,7 @@ def evaluate(
     executor: Executor | None = None,
     on_episode: Callable[[EpisodeResult], None] | None = None,
     signing_key: SigningKey | None = None,
+    built_benchmark: Benchmark | None = None,
 ) -> EvaluationResult:
     """Evaluate the Program in directory ``program`` on ``benchmark`` and record every Episode.
 
@@ -121,6 +123,8 @@ def evaluate(
     Records into ``ledger`` if given, else a new ledger at ``record_to``, else a temporary one that is
     discarded. ``on_episode`` is called once per finished Episode, in Episode order (for progress bars).
     With ``signing_key`` a new record (``record_to``) names its public key and every head is signed into ``ledger.sig``.
+    ``built_benchmark``: the Benchmark ``benchmark`` names, when the caller has built it already (e.g. to find its
+    starting Program); it is then not built again here (the workers always build their own).
     """
     config = config or EvaluationConfig()
     used = getattr(executor, "isolation", None) if executor is not None else resolve_isolation(config.isolation)
@@ -136,4 +140,6 @@ def evaluate(
         # Imported only now: the Event schema, the ledger and the Benchmarks load while the workers start.
         from evoledger.kernel.evaluation_run import run_evaluation
 
-        return run_evaluation(program, ref, config, runner, ledger, record_to, registry, on_episode, signing_key)
+        return run_evaluation(
+            program, ref, config, runner, ledger, record_to, registry, on_episode, signing_key, built_benchmark
+        )

@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from evoledger import __version__
 from evoledger.kernel.authoring import Benchmark, EpisodeRecord, Feedback
@@ -30,10 +31,11 @@ from evoledger.ledger.events import (
     EvaluationStarted,
     Signer,
 )
-from evoledger.ledger.signing import HeadSigner
-from evoledger.ledger.signing_keys import SigningKey
 from evoledger.ledger.snapshots import materialize_program, snapshot_program
 from evoledger.ledger.store import Ledger
+
+if TYPE_CHECKING:
+    from evoledger.ledger.signing_keys import SigningKey
 
 __all__ = ["run_evaluation"]
 
@@ -77,9 +79,13 @@ def run_evaluation(
     registry: BenchmarkRegistry | None,
     on_episode: Callable[[EpisodeResult], None] | None,
     signing_key: SigningKey | None,
+    built: Benchmark | None = None,
 ) -> EvaluationResult:
-    """Evaluate as :func:`~evoledger.kernel.evaluation.evaluate` describes, on the already started ``runner``."""
-    bench: Benchmark = (registry or default_registry()).make(ref.name, ref.config)
+    """Evaluate as :func:`~evoledger.kernel.evaluation.evaluate` describes, on the already started ``runner``.
+
+    ``built``: the Benchmark ``ref`` names, if the caller has built it already (else it is built here, once).
+    """
+    bench: Benchmark = built if built is not None else (registry or default_registry()).make(ref.name, ref.config)
     spec = bench.spec
     identity = BenchmarkIdentity.of(spec.id, dict(spec.environment_parameters))
     with _ledger_for(record_to, ledger) as book:
@@ -87,6 +93,8 @@ def run_evaluation(
         evaluation_id = _evaluation_id(snapshot.digest, identity, config)
         signer = signing_key if ledger is None else None  # a caller's own ledger is signed by its owner
         if signer is not None:
+            from evoledger.ledger.signing import HeadSigner  # cryptography: only for a signed record
+
             book.sign_heads(HeadSigner(signer, evaluation_id))
         plans = plan_episodes(bench, config.split, seeds=public_seeds(config.seed), count=config.episodes)
         book.append(

@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import difflib
 import importlib
-import pkgutil
 from collections.abc import Callable, Mapping
 from importlib import metadata
 from typing import Any, Final
@@ -89,6 +88,8 @@ class BenchmarkRegistry:
     def _discover(self) -> dict[str, BenchmarkFactory | str]:
         if self._factories is not None:
             return self._factories
+        import pkgutil  # only now: the executor imports this module before it starts its workers
+
         found: dict[str, BenchmarkFactory | str] = {}
         for package_name in self._packages:
             package = importlib.import_module(package_name)

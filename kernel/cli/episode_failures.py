@@ -5,11 +5,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Final
+from typing import TYPE_CHECKING, Final
 
-from evoledger.kernel.cli.terminal_text import printable
 from evoledger.kernel.evaluation import EvaluationResult
-from rich.console import Console
+
+if TYPE_CHECKING:
+    from rich.console import Console
 
 __all__ = ["ALL_EPISODES_FAILED", "EVALUATE_EXIT_CODES_HELP", "exit_if_all_failed", "program_traceback"]
 
@@ -35,6 +36,8 @@ def exit_if_all_failed(result: EvaluationResult, program_dir: Path, console: Con
     """Return when any Episode ended ``ok``; else print the grouped failures and the first traceback, and exit 6."""
     if not result.episodes or any(e.status == "ok" for e in result.episodes):
         return
+    from evoledger.kernel.cli.terminal_text import printable  # imports rich: only on this path
+
     groups = Counter((e.status, e.failure or "") for e in result.episodes)
     console.print(f"error: all {len(result.episodes)} Episodes failed:", highlight=False, markup=False)
     for (status, failure), count in groups.most_common():

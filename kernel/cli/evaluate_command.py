@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
+import gc
+import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import click
-from evoledger.kernel.authoring import starting_program
 from evoledger.kernel.cli.config_options import (
     POLICY_LIMIT_FLAGS,
     config_option_decorator,
@@ -20,13 +23,16 @@ from evoledger.kernel.cli.progress import bar, note, step, verbosity_options
 from evoledger.kernel.evaluation import EpisodeResult, EvaluationConfig, EvaluationResult, evaluate
 from evoledger.kernel.execution import LocalExecutor, resolve_isolation
 from evoledger.kernel.registry import BenchmarkRef, default_registry
-from rich.console import Console
-from rich.table import Table
+
+if TYPE_CHECKING:
+    from rich.table import Table
 
 __all__ = ["evaluate_command"]
 
 
 def _table(result: EvaluationResult, shown: int) -> Table:
+    from rich.table import Table
+
     table = Table(title=f"{result.benchmark_id} · {result.split} · {len(result.episodes)} Episodes")
     for column in ("episode", "status", "return", "steps", "failure"):
         table.add_column(column, justify="right" if column in ("episode", "return", "steps") else "left")
@@ -35,6 +41,36 @@ def _table(result: EvaluationResult, shown: int) -> Table:
     if len(result.episodes) > shown:
         table.add_row("…", f"{len(result.episodes) - shown} more", "", "", "")
     return table
+
+
+_SINGLE_THREADED: Final = ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS")
+"""Read once, when numpy loads its BLAS: unless the user set them, the caller's numpy starts without a thread pool."""
+
+
+@contextlib.contextmanager
+def _loading() -> Iterator[None]:
+    """Load the command's modules (the Benchmarks with numpy and gymnasium, the ledger, rich) as cheaply as they go.
+
+    The cyclic garbage collector is paused: what loading allocates (modules, classes, schemas) lives as long as the
+    process, yet the collector would walk it again and again as it grows (a full collection took tens of milliseconds
+    on the way to the first Episode). Afterwards it is frozen out of the collector's sight (:func:`gc.freeze`), and
+    the collector resumes as before: only imports run paused, not a Benchmark's factory.
+
+    numpy's BLAS starts single-threaded, as in the workers: this process does no linear algebra worth a thread pool,
+    and starting one cost 20-60 ms. The environment is restored afterwards (the workers set their own).
+    """
+    enabled = gc.isenabled()
+    gc.disable()
+    unset = [name for name in _SINGLE_THREADED if name not in os.environ]
+    os.environ.update(dict.fromkeys(unset, "1"))
+    try:
+        yield
+    finally:
+        for name in unset:
+            os.environ.pop(name, None)
+        gc.freeze()
+        if enabled:
+            gc.enable()
 
 
 EVALUATE_OPTIONS: Final = config_options(
@@ -81,12 +117,21 @@ def evaluate_command(
     chosen = resolve_isolation(values["isolation"])  # ConfigError (with the install hint) for an unusable bwrap
     config = EvaluationConfig.model_validate({**values, "isolation": chosen.isolation})
     ref = BenchmarkRef(name=benchmark, config=parse_config_pairs(settings))
-    # The workers start first and are waited for at the first Episode: their start-up overlaps all that follows.
+    # The workers start first and are waited for at the first Episode: their start-up overlaps all that follows,
+    # including the imports below (rich; the Benchmarks with numpy and gymnasium), which this module does not pay.
     executor = click.get_current_context().with_resource(
         LocalExecutor(ref, workers=config.workers, isolation=config.isolation, wait_until_ready=False)
     )
-    default_registry().factory(benchmark)  # an unknown name fails here, with a suggestion
-    program = program_dir or starting_program(default_registry().make(benchmark, parse_config_pairs(settings)))
+    with _loading():
+        from evoledger.kernel.authoring import starting_program
+        from evoledger.kernel.evaluation_run import run_evaluation  # noqa: F401  (what evaluate() loads first)
+        from rich.console import Console
+
+        default_registry().factory(benchmark)  # loads the Benchmarks' modules; an unknown name fails here
+    built, program = None, program_dir
+    if program is None:  # built here to find its starting Program, then handed on: never built twice
+        built = default_registry().make(benchmark, ref.config)
+        program = starting_program(built)
     key = resolve_signing_key(signing_key) if record_to is not None else None
     console = Console(stderr=True)
     if not as_json:  # JSON output stays one document; the record keeps the isolation used
@@ -100,7 +145,14 @@ def evaluate_command(
             step(console, f"Episode {result.index}: return {result.episode_return:.3f}, {result.steps} steps{failure}")
 
         result = evaluate(
-            program, ref, config=config, record_to=record_to, executor=executor, on_episode=_advance, signing_key=key
+            program,
+            ref,
+            config=config,
+            record_to=record_to,
+            executor=executor,
+            on_episode=_advance,
+            signing_key=key,
+            built_benchmark=built,
         )
     if as_json:
         echo_json(result.model_dump(mode="json"))

@@ -9,18 +9,14 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import click
 from evoledger.kernel.cli.options import echo_json
 from evoledger.kernel.cli.progress import verbosity_options
-from evoledger.ledger.signing_keys import (
-    SigningKey,
-    create_key_file,
-    default_key_path,
-    load_key_file,
-    load_or_create_default_key,
-)
+
+if TYPE_CHECKING:
+    from evoledger.ledger.signing_keys import SigningKey
 
 __all__ = ["keys_group", "resolve_signing_key", "signing_key_option"]
 
@@ -41,6 +37,9 @@ def signing_key_option(command: _F) -> _F:
 
 def resolve_signing_key(path: Path | None) -> SigningKey:
     """The key at ``path``, or the user's default key (created if absent)."""
+    # cryptography only now: the commands that take --signing-key import this module before they start work
+    from evoledger.ledger.signing_keys import load_key_file, load_or_create_default_key
+
     return load_key_file(path) if path is not None else load_or_create_default_key()
 
 
@@ -96,6 +95,8 @@ def create_command(out: Path | None, as_json: bool) -> None:
       evoledger keys create
       evoledger keys create --out ~/keys/lab.pem
     """
+    from evoledger.ledger.signing_keys import create_key_file, default_key_path
+
     key = create_key_file(out if out is not None else default_key_path())
     if as_json:
         echo_json({"fingerprint": key.fingerprint, "path": str(key.path), "public_key": key.public.text})

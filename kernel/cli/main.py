@@ -12,6 +12,7 @@ Ctrl-C exits 130 and SIGTERM ends the process by SIGTERM, as its sender expects.
 from __future__ import annotations
 
 import ast
+import gc
 import importlib
 import importlib.util
 import os
@@ -138,4 +139,9 @@ def main() -> None:
     """Console-script entry point."""
     if signal.getsignal(signal.SIGTERM) is signal.SIG_DFL:  # a handler or SIG_IGN the caller chose stays
         signal.signal(signal.SIGTERM, _raise_terminated)
-    cli(prog_name="evoledger")
+    try:
+        cli(prog_name="evoledger")
+    finally:
+        # The process ends here: spare its last garbage collection a walk over every module and class loaded (tens
+        # of ms for a command that loaded pydantic, numpy and gymnasium). Whatever is left is freed by the exit.
+        gc.freeze()

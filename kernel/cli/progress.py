@@ -18,21 +18,11 @@ from collections.abc import Callable, Mapping
 from typing import TYPE_CHECKING, Final, TypeVar
 
 import click
-from rich.console import Console
-from rich.progress import (
-    BarColumn,
-    MofNCompleteColumn,
-    Progress,
-    SpinnerColumn,
-    Task,
-    TaskID,
-    TextColumn,
-    TimeElapsedColumn,
-)
-from rich.text import Text
 
 if TYPE_CHECKING:
     from evoledger.projections.run_state import RunState
+    from rich.console import Console
+    from rich.progress import Progress, ProgressColumn, Task, TaskID
 
 __all__ = [
     "bar",
@@ -102,20 +92,28 @@ def _drawn(console: Console, as_json: bool) -> bool:
     return console.is_terminal and not as_json and verbosity() >= 0
 
 
-class _Count(MofNCompleteColumn):
+def _count_column() -> ProgressColumn:
     """done/total, or nothing while the total is unknown (rather than ``0/?``)."""
+    from rich.progress import MofNCompleteColumn
+    from rich.text import Text
 
-    def render(self, task: Task) -> Text:
-        return Text("") if task.total is None else super().render(task)
+    class _Count(MofNCompleteColumn):
+        def render(self, task: Task) -> Text:
+            return Text("") if task.total is None else super().render(task)
+
+    return _Count()
 
 
 def bar(console: Console, *, as_json: bool, info: str = "info") -> Progress:
     """A progress bar (description, bar, done/total, ``task.fields[info]``, elapsed); disabled unless drawn."""
+    # rich only now: a command module that imports the options stays light (evaluate starts its workers first)
+    from rich.progress import BarColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     return Progress(
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),
         BarColumn(),
-        _Count(),
+        _count_column(),
         TextColumn(f"{{task.fields[{info}]}}"),
         TimeElapsedColumn(),
         console=console,
@@ -125,6 +123,8 @@ def bar(console: Console, *, as_json: bool, info: str = "info") -> Progress:
 
 def spinner(console: Console, what: str, *, as_json: bool) -> Progress:
     """A spinner with elapsed time for work of unknown length (``replay`` without ``--execute``)."""
+    from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+
     progress = Progress(
         SpinnerColumn(),
         TextColumn("[bold]{task.description}"),

@@ -24,6 +24,7 @@ Only the coordinator writes any ledger; a worker only returns outcomes.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import gc
 import os
 import shutil
@@ -105,15 +106,21 @@ def _start(channel: FrameChannel, zygote: Zygote | None, sandboxes: _Sandboxes |
             runner = EpisodeRunner(benchmark, zygote)
         runner.warm_up()
         # What is alive now lives as long as the worker: spare the collector from walking it again and again
-        # while Episodes come and go (a full collection of it took milliseconds, at random steps).
-        gc.collect()
+        # while Episodes come and go (a full collection of it took milliseconds, at random steps). Frozen without a
+        # collection first: that one walk cost 10-40 ms before the first Episode, to free some twenty objects.
         gc.freeze()
     except ChannelClosed:
         return None
     except Exception as exc:
-        channel.send(bytes((WORKER_ERROR,)) + orjson.dumps({"error": type(exc).__name__, "message": str(exc)}))
+        # The coordinator may be gone already: it started this worker before checking what the user gave, and the
+        # same mistake (an unknown Benchmark, a wrong setting) is its own message to the user. Then end quietly.
+        with contextlib.suppress(ChannelClosed):
+            channel.send(bytes((WORKER_ERROR,)) + orjson.dumps({"error": type(exc).__name__, "message": str(exc)}))
         return None
-    channel.send(bytes((WORKER_HELLO,)) + orjson.dumps({"pid": os.getpid()}))
+    try:
+        channel.send(bytes((WORKER_HELLO,)) + orjson.dumps({"pid": os.getpid()}))
+    except ChannelClosed:
+        return None
     return runner
 
 

@@ -10,6 +10,7 @@ confined to that CPU (its Policy children pin themselves). Then :func:`~.worker.
 from __future__ import annotations
 
 import argparse
+import gc
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
@@ -37,9 +38,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.bwrap is not None:
         args.programs = args.programs or Path(tempfile.mkdtemp(prefix="evoledger-programs-"))
         first = start_sandbox(args.bwrap, args.programs, args.cpu)
-    # Imported only now, while the sandbox starts: numpy, gymnasium, the Benchmarks and the Policy runtime.
+    # Imported only now, while the sandbox starts: numpy, gymnasium, the Benchmarks and the Policy runtime. They live
+    # as long as the worker, so the cyclic collector has nothing to find among them: paused meanwhile.
+    gc.disable()
     from evoledger.kernel.execution.worker import serve
     from evoledger.kernel.execution.zygote import Zygote
+
+    gc.enable()
 
     serve(args, None if first is None else Zygote(first[0].pid, first[1], first[0]))
 
