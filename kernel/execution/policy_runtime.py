@@ -179,11 +179,14 @@ def _rehearse_steps(template: PolicyTemplate) -> None:
 _REHEARSAL_ENTRY: Final = Path(__file__).parent / "rehearsal" / "policy.py"
 
 
-def _warm_up(template: PolicyTemplate, *, rehearse: bool = True) -> None:
-    """Before the start message (while the previous Episode ends, on whichever CPU the zygote may use): make the
-    first numpy generator and (``rehearse``) rehearse seeding and loading a Program, so that the memory they touch
-    (copied on first write after the fork) is this process's own before the Episode's clock runs. Seeding at the
-    start resets every generator touched here."""
+def _warm_up(template: PolicyTemplate, *, rehearse: bool) -> None:
+    """Make the first numpy generator once, so that the memory it touches is this process's own before an Episode's
+    clock runs; seeding at the start resets every generator touched here.
+
+    ``rehearse`` (the zygote, twice, before it forks any child): also rehearse seeding and loading a Program, so that
+    the bytecode those paths run is already specialized in every child. A child itself does not rehearse: measured
+    (``bench/execution_bench.py --baseline``), rehearsing in each child cost more CPU before its start (1.34x per
+    trivial Episode) than it saved after it, and did not raise steps/s."""
     random.seed(0)
     np.random.seed(0)
     np.random.default_rng(0)
@@ -308,7 +311,7 @@ def become_policy_process(channel_fd: int, log_fd: int, template: PolicyTemplate
     code = 0
     try:
         _detach(channel_fd, log_fd)
-        _warm_up(template)
+        _warm_up(template, rehearse=False)
         channel = FrameChannel(socket.socket(fileno=CHANNEL_FD))
         _serve(channel, template, cpu)
     except ChannelClosed:

@@ -1,10 +1,9 @@
-"""A Program that every Policy child loads once before its start message, then forgets.
+"""A Program the zygote loads (twice, then forgets) before it forks any Policy child.
 
-Loading a Program the first time in a freshly forked child copies every page the import machinery writes to
-(copy-on-write). :func:`evoledger.kernel.execution.policy_runtime.become_policy_process` loads ``policy.py`` from
-this folder exactly as it will load the Episode's own, before the Episode's clock runs, so that the Episode's load
-finds that memory already copied. It is part of the package, so no Policy can change it (a sandbox sees it
-read-only).
+Python specializes bytecode in place as it runs: code a Policy child runs for the first time is rewritten there,
+in every child. The zygote therefore loads ``policy.py`` from this folder exactly as a child will load its Episode's
+own (:mod:`evoledger.kernel.execution.policy_runtime`), so that those paths are already specialized when it forks.
+It is part of the package, so no Policy can change it (a sandbox sees it read-only).
 """
 
 __all__: list[str] = []

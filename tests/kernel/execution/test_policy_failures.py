@@ -230,7 +230,7 @@ def test_policy_randomness_is_seeded_from_the_policy_seed(
     assert log(11) == log(11)
     assert log(11) != log(12)
     assert b"seed=11\n" in log(11)
-    # The very values a fresh process seeded with 11 draws: whatever the child rehearsed before its start is undone.
+    # The very values a fresh process seeded with 11 draws: whatever the zygote rehearsed before the fork is undone.
     action_space = resolve_benchmark(BenchmarkRef(name="toy-counter")).action_space
     action_space.seed(11 + 2)
     expected = (
@@ -240,7 +240,7 @@ def test_policy_randomness_is_seeded_from_the_policy_seed(
     assert expected.encode() in log(11)
 
 
-def test_the_rehearsal_load_before_the_start_leaves_no_trace_for_the_policy(
+def test_the_zygotes_rehearsal_leaves_no_trace_for_the_policy(
     counter: LocalExecutor, programs: dict[str, Path], make_tasks: MakeTasks
 ) -> None:
     outcome = _one(counter, make_tasks(programs["own_module"]))
