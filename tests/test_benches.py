@@ -16,6 +16,7 @@ SMOKE_RUNS = {
     "replay_bench.py": (["--submissions", "6", "--episodes", "5", "--repeat", "1"], "raw sqlite3 read"),
     "evaluate_bench.py": (["--episodes", "3", "--long-episodes", "1"], "Episode"),
     "execution_bench.py": (["--quick"], "Episode"),
+    "stepping_ceiling_bench.py": (["--steps", "1500", "--rounds", "1"], "of the limit"),
     "export_bench.py": (["--steps", "2000", "--repeat", "1"], "steps"),
     "startup_bench.py": (["--quick"], "x bare python"),
     "run_bench.py": (["--repeat", "1"], "x python -c pass"),
