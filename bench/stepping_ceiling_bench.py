@@ -8,8 +8,8 @@ left to evoledger's executor can be told apart from what the design itself costs
 * **in-process**: gymnasium stepping with the Policy called directly; **round trip**: a raw 32-byte socket round
   trip between two processes pinned to one CPU (as a worker and its Policy child run); **limit**: the formula above;
 * **ideal, one process for all Episodes**: evoledger's Environment and wire codec, raw socket calls, no checks, no
-  recording, no timing, and one Policy process for every Episode (which the architecture rules out: every Episode needs a
-  fresh Policy runtime);
+  recording, no timing, and one Policy process for every Episode (which the architecture rules out: every Episode
+  needs a fresh Policy runtime);
 * **ideal, a fresh process per Episode**: the same loop, but each Episode's Policy process forked ahead of time from
   a zygote, as evoledger does: the least any design keeping a fresh runtime per Episode pays;
 * **evoledger**: ``LocalExecutor(workers=1)``, with every check, limit and recorded trajectory;
