@@ -83,7 +83,7 @@ def _reference(observations: list[Any], actions: list[Any], rewards: list[float]
     )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=150, deadline=None)
 @given(observations=_observations(), data=st.data())
 def test_the_recorder_writes_the_canonical_trajectory_bytes(observations: list[Any], data: st.DataObject) -> None:
     steps = len(observations) - 1
