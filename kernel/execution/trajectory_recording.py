@@ -36,15 +36,28 @@ _TOKEN_START: Final = frozenset(b",[:")
 _FORMAT_FIELD: Final = canonical_json(TRAJECTORY_FORMAT)
 
 
+_LONGEST_FLOAT: Final = 32
+"""More characters than any float orjson writes (``-2.2250738585072014e-308`` has 24)."""
+
+
 def _token_start(data: bytes, position: int) -> int:
-    """Where the number holding ``position`` starts (no strings here: it follows ``,``, ``[`` or ``:``)."""
-    return max(data.rfind(b",", 0, position), data.rfind(b"[", 0, position), data.rfind(b":", 0, position)) + 1
+    """Where the float holding ``position`` starts (no strings here: it follows ``,``, ``[`` or ``:``, at most
+    :data:`_LONGEST_FLOAT` bytes before, so that finding it never scans the whole output)."""
+    low = max(0, position - _LONGEST_FLOAT)
+    return (
+        max(data.rfind(b",", low, position), data.rfind(b"[", low, position), data.rfind(b":", low, position), low - 1)
+        + 1
+    )
 
 
-def _repr_floats(data: bytes) -> bytes:
-    """Rewrite the numbers of orjson's output whose form differs from ``repr``'s (C-speed when there are none)."""
+def _repr_floats(data: bytes) -> bytes | None:
+    """Rewrite the numbers of orjson's output whose form differs from ``repr``'s (C-speed when there are none);
+    None when so many differ that the standard encoder is faster."""
+    exponents = data.count(b"e") - data.count(b"true") - data.count(b"false")
+    if (exponents + data.count(b"0.0000")) * 3 > data.count(b",") + 1:  # rewriting costs ~3x encoding a number
+        return None
     spans: list[tuple[int, int]] = []
-    if data.count(b"e") != data.count(b"true") + data.count(b"false"):  # an exponent somewhere
+    if exponents:
         spans.extend((_token_start(data, match.start()), match.end()) for match in _EXPONENT.finditer(data))
     position = data.find(b"0.0000")
     while position != -1:
@@ -76,7 +89,8 @@ def _numeric_json(value: Any) -> bytes:
         return canonical_json(value)
     if b'"' in data:  # strings or dict keys: escaping and key order are the standard encoder's to decide
         return canonical_json(value)
-    return _repr_floats(data)
+    rewritten = _repr_floats(data)
+    return canonical_json(value) if rewritten is None else rewritten
 
 
 def _array_head_size(wire: bytes) -> int:
