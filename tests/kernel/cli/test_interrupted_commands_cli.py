@@ -23,12 +23,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 from evoledger.kernel.execution.isolation import probe_bwrap
+from evoledger.tests.support.process_tree import alive, descendants, wait_until
 
 _CLI = "from evoledger.kernel.cli import main; main()"
 _SUPPORT = Path(__file__).resolve().parents[2] / "support"  # tests/support/session_call.py
@@ -80,52 +80,12 @@ def _agent(episodes: str) -> str:
     return "command:" + shlex.join([sys.executable, "-c", AGENT, episodes])
 
 
-def _parents() -> dict[int, int]:
-    """pid -> parent pid of every live (non-zombie) process."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] not in ("Z", "X"):
-            table[int(entry)] = int(fields[1])
-    return table
-
-
-def _descendants(pid: int) -> set[int]:
-    table = _parents()
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {child for child, parent in table.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def _alive(pids: set[int]) -> set[int]:
-    table = _parents()
-    return {pid for pid in pids if pid in table}
-
-
 def _named(pids: set[int], name: str) -> bool:
     for pid in pids:
         with contextlib.suppress(OSError), open(f"/proc/{pid}/comm", encoding="utf-8", errors="replace") as comm:
             if comm.read().strip() == name:
                 return True
     return False
-
-
-def _wait_until(condition: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
 
 
 class Commands:
@@ -161,15 +121,15 @@ class Commands:
     ) -> str:
         """Once ``running(its descendants)`` holds, end ``process`` by ``how`` and check that it ends cleanly: the
         documented exit, no traceback, none of its processes and none of its temporary files left. Its stderr."""
-        assert _wait_until(lambda: running(_descendants(process.pid)) or process.poll() is not None, 180)
-        seen = _descendants(process.pid)
+        assert wait_until(lambda: running(descendants(process.pid)) or process.poll() is not None, 180)
+        seen = descendants(process.pid)
         assert process.poll() is None, process.communicate()
         if how == signal.SIGINT:
             os.killpg(process.pid, how)  # a terminal's Ctrl-C: the foreground process group
         else:
             process.send_signal(how)  # kill PID
         _, err = process.communicate(timeout=120)
-        assert _wait_until(lambda: not _alive(seen), 30), f"left behind: {_alive(seen)}\n{err}"
+        assert wait_until(lambda: not alive(seen), 30), f"left behind: {alive(seen)}\n{err}"
         assert "Traceback" not in err, err
         if how == signal.SIGINT:
             assert process.returncode == _INTERRUPTED, err
@@ -181,7 +141,7 @@ class Commands:
 
     def end(self) -> None:
         for process in self.started:
-            for pid in _descendants(process.pid):
+            for pid in descendants(process.pid):
                 with contextlib.suppress(ProcessLookupError):
                     os.kill(pid, signal.SIGKILL)
             with contextlib.suppress(ProcessLookupError):

@@ -23,6 +23,7 @@ from pathlib import Path
 
 import pytest
 from evoledger.tests.support.hostile_programs import stopper
+from evoledger.tests.support.process_tree import alive, descendants, wait_until
 
 _CLI = "from evoledger.kernel.cli import main; main()"
 
@@ -50,46 +51,6 @@ def _program(root: Path, name: str, source: str) -> Path:
     return directory
 
 
-def _parents() -> dict[int, int]:
-    """pid -> parent pid of every live (non-zombie) process."""
-    table = {}
-    for entry in os.listdir("/proc"):
-        if not entry.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as stat:
-                fields = stat.read().rsplit(")", 1)[1].split()
-        except OSError:
-            continue
-        if fields[0] not in ("Z", "X"):
-            table[int(entry)] = int(fields[1])
-    return table
-
-
-def _descendants(pid: int) -> set[int]:
-    table = _parents()
-    found: set[int] = set()
-    frontier = {pid}
-    while frontier:
-        frontier = {child for child, parent in table.items() if parent in frontier} - found
-        found |= frontier
-    return found
-
-
-def _alive(pids: set[int]) -> set[int]:
-    table = _parents()
-    return {pid for pid in pids if pid in table}
-
-
-def _wait_until(condition: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.05)
-    return True
-
-
 @pytest.fixture
 def spawn(cwd: Path) -> Iterator[Callable[..., subprocess.Popen[str]]]:
     """Start ``evoledger ARGS`` as a subprocess; whatever the test leaves of it is killed at the end."""
@@ -108,7 +69,7 @@ def spawn(cwd: Path) -> Iterator[Callable[..., subprocess.Popen[str]]]:
 
     yield start
     for process in started:
-        for pid in _descendants(process.pid):
+        for pid in descendants(process.pid):
             with contextlib.suppress(ProcessLookupError):
                 os.kill(pid, signal.SIGKILL)
         with contextlib.suppress(ProcessLookupError):
@@ -124,14 +85,14 @@ def test_a_policy_that_stops_its_worker_cannot_hang_evaluate(
     seen: set[int] = set()
     deadline = time.monotonic() + 180  # two replacement workers start under heavy load within this
     while process.poll() is None and time.monotonic() < deadline:
-        seen |= _descendants(process.pid)
+        seen |= descendants(process.pid)
         time.sleep(0.05)
     assert process.poll() is not None, "evaluate was still running after 180 s"
     out, err = process.communicate()
     report = json.loads(out)
     statuses = [episode["status"] for episode in report["episodes"]]
     assert statuses == ["protocol_error", "protocol_error"], err
-    assert _wait_until(lambda: not _alive(seen), 30), f"left behind: {_alive(seen)}"
+    assert wait_until(lambda: not alive(seen), 30), f"left behind: {alive(seen)}"
 
 
 @pytest.mark.parametrize("how", [signal.SIGTERM, signal.SIGINT], ids=["sigterm", "ctrl-c"])
@@ -144,10 +105,10 @@ def test_ending_evaluate_leaves_no_worker_behind(
     long_episodes = ["--set", "max_episode_steps=1000", "--set", "terminate_on_hit=false"]  # minutes at 0.2 s/step
     process = spawn("evaluate", str(program), "-b", "toy-counter", *long_episodes, "-n", "5", "--isolation", "local")
     # Mid-Episode: the worker, its zygote and a Policy child (at least) are running.
-    assert _wait_until(lambda: len(_descendants(process.pid)) >= 3 or process.poll() is not None, 120)
+    assert wait_until(lambda: len(descendants(process.pid)) >= 3 or process.poll() is not None, 120)
     time.sleep(0.5)  # let the Policy act (and stop its zygote) for a while
-    seen = _descendants(process.pid)
+    seen = descendants(process.pid)
     assert process.poll() is None, process.communicate()
     process.send_signal(how)
     process.communicate(timeout=120)
-    assert _wait_until(lambda: not _alive(seen), 30), f"left behind: {_alive(seen)}"
+    assert wait_until(lambda: not alive(seen), 30), f"left behind: {alive(seen)}"

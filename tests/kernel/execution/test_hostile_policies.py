@@ -31,6 +31,7 @@ from evoledger.kernel.run import AgentConfig, AssessmentConfig, RunConfig, Valid
 from evoledger.ledger.events import EpisodeFinished, EpisodePlanned
 from evoledger.ledger.store import Ledger
 from evoledger.tests.support.hostile_programs import KILL_WORKER_GROUP, KILL_ZYGOTE, stopper
+from evoledger.tests.support.process_tree import wait_until
 
 MakeTasks = Callable[..., list[EpisodeTask]]
 
@@ -253,15 +254,6 @@ def _group_members(pgid: int) -> list[int]:
     return members
 
 
-def _wait_until(condition: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
-
-
 def _children(pid: int) -> list[int]:
     try:
         return [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
@@ -300,7 +292,7 @@ def test_a_fork_bomb_times_out_and_leaves_no_process_behind(
     assert len(groups) == 1  # all in the Episode's own process group
     (group,) = groups
     # SIGKILL reaches every member at once; dying takes a moment (64 processes on one pinned CPU)
-    assert _wait_until(lambda: not _group_members(group) and not any(_running(p) for p in pids), 5.0), (
+    assert wait_until(lambda: not _group_members(group) and not any(_running(p) for p in pids), 5.0, every=0.02), (
         f"still running: {_group_members(group)}"
     )
     assert after.status == "ok"
@@ -325,7 +317,7 @@ def test_a_policy_that_kills_its_parent_costs_one_episode_and_the_next_ones_run(
         assert statuses == ["protocol_error", "ok", "ok"], outcomes[0].failure_message
         assert "zygote" in str(outcomes[0].failure_message)
     assert counter.worker_pids[0] != worker
-    assert _wait_until(lambda: not _running(worker), 5.0)
+    assert wait_until(lambda: not _running(worker), 5.0, every=0.02)
     assert [o.status for o in counter.run(make_tasks(programs["binary_search"]))] == ["ok"]
 
 
@@ -389,7 +381,9 @@ def test_a_policy_that_stops_its_worker_cannot_hang_the_executor(
         assert [o.status for o in outcomes] == ["protocol_error", "ok"], outcomes[0].failure_message
         assert "stopped" in str(outcomes[0].failure_message)
         assert executor.worker_pids[0] != worker  # replaced
-        assert _wait_until(lambda: not any(_running(pid) for pid in old), 30.0), "the stopped worker outlived it"
+        assert wait_until(lambda: not any(_running(pid) for pid in old), 30.0, every=0.02), (
+            "the stopped worker outlived it"
+        )
 
 
 @pytest.mark.xfail(
@@ -409,7 +403,7 @@ def test_a_policy_process_that_calls_setsid_does_not_outlive_its_episode(
     escapee = int(outcome.policy_log.decode().split("escapee=")[1].split()[0])
     try:
         assert outcome.status == "ok", outcome.failure_message
-        assert _wait_until(lambda: not _running(escapee), 1.0), f"pid {escapee} escaped the Episode"
+        assert wait_until(lambda: not _running(escapee), 1.0, every=0.02), f"pid {escapee} escaped the Episode"
     finally:
         if _running(escapee):
             os.kill(escapee, signal.SIGKILL)

@@ -30,6 +30,7 @@ from evoledger.kernel.run import AgentConfig, AssessmentConfig, RunConfig, Valid
 from evoledger.ledger.errors import ConfigError
 from evoledger.ledger.events import EpisodeFinished, RunCreated
 from evoledger.ledger.store import Ledger
+from evoledger.tests.support.process_tree import wait_until
 
 MakeTasks = Callable[..., list]
 
@@ -78,15 +79,6 @@ def _host_processes_with(argument: str) -> list[int]:
             if argument.encode() in words and state != "Z":
                 found.append(int(entry))
     return found
-
-
-def _wait_until(condition: Callable[[], bool], seconds: float) -> bool:
-    deadline = time.monotonic() + seconds
-    while not condition():
-        if time.monotonic() > deadline:
-            return False
-        time.sleep(0.02)
-    return True
 
 
 @pytest.fixture(scope="module")
@@ -278,7 +270,9 @@ def test_under_bwrap_a_policy_process_that_calls_setsid_does_not_outlive_its_epi
     (outcome,) = sandboxed.run(make_tasks(escape, limits=FAST))
     try:
         assert outcome.status == "ok", outcome.failure_message
-        assert _wait_until(lambda: not _host_processes_with(marker), 2.0), "the setsid escapee outlived its Episode"
+        assert wait_until(lambda: not _host_processes_with(marker), 2.0, every=0.02), (
+            "the setsid escapee outlived its Episode"
+        )
     finally:
         for pid in _host_processes_with(marker):
             os.kill(pid, signal.SIGKILL)
@@ -351,7 +345,7 @@ def test_a_sandbox_that_dies_during_an_episode_charges_the_policy_and_is_replace
         killed: list[int] = []
 
         def kill_the_sandbox() -> None:  # worker -> bwrap -> zygote (pid 1 inside) -> the Policy in act
-            if _wait_until(lambda: bool(_in_act(worker)), 20.0):
+            if wait_until(lambda: bool(_in_act(worker)), 20.0, every=0.02):
                 killed.extend(z for b in _children(worker) for z in _children(b))
                 for pid in killed:
                     os.kill(pid, signal.SIGKILL)
@@ -519,7 +513,7 @@ def test_a_killed_worker_leaves_no_program_copies_behind(
         assert len(_program_copy_folders() - before) == 1
 
         def kill_the_worker() -> None:  # the machine's fault, not the Policy's: an infra fault
-            if _wait_until(lambda: bool(_in_act(worker)), 20.0):
+            if wait_until(lambda: bool(_in_act(worker)), 20.0, every=0.02):
                 os.kill(worker, signal.SIGKILL)
 
         killer = threading.Thread(target=kill_the_worker, daemon=True)
