@@ -192,7 +192,6 @@ def _warm_up(template: PolicyTemplate, *, rehearse: bool) -> None:
     np.random.default_rng(0)
     if not rehearse:
         return
-    _rehearse_steps(template)
     _seed_everything(template, 0)
     dont_write_bytecode = sys.dont_write_bytecode
     sys.dont_write_bytecode = True

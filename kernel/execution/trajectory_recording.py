@@ -22,8 +22,9 @@ from typing import Any, Final
 
 import numpy as np
 import orjson
-from evoledger.kernel.execution.values import to_json_value
+from evoledger.kernel.execution.values import array_layout, to_json_value
 from evoledger.ledger.canonical import canonical_json
+from evoledger.ledger.errors import EncodingError
 from evoledger.ledger.trajectories import TRAJECTORY_FORMAT
 
 __all__ = ["TrajectoryRecorder"]
@@ -93,36 +94,33 @@ def _numeric_json(value: Any) -> bytes:
     return canonical_json(value) if rewritten is None else rewritten
 
 
-def _array_head_size(wire: bytes) -> int:
-    """The length of an array's wire head: tag, dtype length, dtype, ndim, ndim x u64 shape."""
-    dtype_size = wire[1]
-    return 3 + dtype_size + 8 * wire[2 + dtype_size]
+def _layout(wire: bytes) -> tuple[np.dtype[Any], tuple[int, ...], int]:
+    """dtype, shape and data offset of an array's wire bytes (made by ``encode_wire`` in this process)."""
+    layout = array_layout(wire)
+    if layout is None:  # never: an array observation always travels as one whole array
+        raise EncodingError("an array observation's wire bytes are not one whole array")
+    return layout
 
 
-def _stacked_to_json(head: bytes, chunks: list[bytes], count: int | None = None) -> list[Any]:
-    """The JSON forms of ``count`` arrays (default: one per chunk) sharing one wire head, whose data ``chunks`` hold
-    in order, converted as one stacked array."""
-    dtype_size = head[1]
-    dtype = np.dtype(head[2 : 2 + dtype_size].decode("ascii"))
-    ndim = head[2 + dtype_size]
-    start = 3 + dtype_size
-    shape = tuple(int.from_bytes(head[start + 8 * i : start + 8 * i + 8], "little") for i in range(ndim))
-    stacked = np.frombuffer(b"".join(chunks), dtype=dtype).reshape((len(chunks) if count is None else count, *shape))
-    rows: list[Any] = to_json_value(stacked)
+def _stacked_to_json(dtype: np.dtype[Any], shape: tuple[int, ...], data: bytes, count: int) -> list[Any]:
+    """The JSON forms of ``count`` arrays of ``dtype`` and ``shape`` whose data ``data`` holds in order, converted as
+    one stacked array."""
+    rows: list[Any] = to_json_value(np.frombuffer(data, dtype=dtype).reshape((count, *shape)))
     return rows
 
 
 def _uniform_to_json(wires: list[bytes]) -> list[Any] | None:
     """The JSON forms of arrays' wire bytes if all have one dtype and shape (checked at C speed), else None."""
     first = wires[0]
-    size, length, count = _array_head_size(first), len(first), len(wires)
+    dtype, shape, size = _layout(first)
+    length, count = len(first), len(wires)
     joined = b"".join(wires)
     if len(joined) != length * count:
         return None
     rows = np.frombuffer(joined, dtype=np.uint8).reshape(count, length)
     if count > 1 and not (rows[:, :size] == rows[0, :size]).all():
         return None
-    return _stacked_to_json(first[:size], [rows[:, size:].tobytes()], count)
+    return _stacked_to_json(dtype, shape, rows[:, size:].tobytes(), count)
 
 
 class TrajectoryRecorder:
@@ -166,7 +164,7 @@ class TrajectoryRecorder:
                 result.append(item)
                 position += 1
                 continue
-            size = _array_head_size(item)
+            dtype, shape, size = _layout(item)
             head = item[:size]
             chunks = [item[size:]]
             position += 1
@@ -176,7 +174,7 @@ class TrajectoryRecorder:
                     break
                 chunks.append(following[size:])
                 position += 1
-            result.extend(_stacked_to_json(head, chunks))
+            result.extend(_stacked_to_json(dtype, shape, b"".join(chunks), len(chunks)))
         return result
 
     def encode(self, actions: list[Any], rewards: list[float], *, terminated: bool, truncated: bool) -> bytes:

@@ -35,7 +35,7 @@ from typing import Any, Final
 import numpy as np
 from evoledger.ledger.errors import EncodingError
 
-__all__ = ["MAX_WIRE_DEPTH", "decode_wire", "encode_wire", "to_json_value"]
+__all__ = ["MAX_WIRE_DEPTH", "array_layout", "decode_wire", "encode_wire", "to_json_value"]
 
 MAX_WIRE_DEPTH: Final = 32
 """How deeply containers may nest on the wire (and in recorded JSON)."""
@@ -278,8 +278,11 @@ def _decode(reader: _Reader, depth: int) -> Any:
     raise EncodingError(f"unknown wire tag {tag:#04x} at offset {reader.pos - 1}")
 
 
-def _whole_array(data: memoryview) -> np.ndarray[Any, Any] | None:
-    """``data`` as one well-formed top-level array (the usual observation), or None to take the general path."""
+def array_layout(data: bytes | memoryview) -> tuple[np.dtype[Any], tuple[int, ...], int] | None:
+    """The dtype, shape and data offset of ``data`` if it is one whole well-formed wire array (the usual
+    observation), else None: the one reading of an array's wire head (:func:`decode_wire`, the trajectory recorder)."""
+    if len(data) < 3 or data[0] != 0x61:
+        return None
     size = data[1]
     start = 3 + size
     if start > len(data):
@@ -295,9 +298,18 @@ def _whole_array(data: memoryview) -> np.ndarray[Any, Any] | None:
     start += 8 * ndim
     if math.prod(shape) * dtype.itemsize != len(data) - start:
         return None
+    return dtype, shape, start
+
+
+def _whole_array(data: memoryview) -> np.ndarray[Any, Any] | None:
+    """``data`` as one well-formed top-level array (the usual observation), or None to take the general path."""
+    layout = array_layout(data)
+    if layout is None:
+        return None
+    dtype, shape, start = layout
     # A writable copy (Policies may modify observations in place), exactly as the general path makes it.
     array = np.frombuffer(bytearray(data[start:]), dtype=dtype)
-    return array if ndim == 1 else array.reshape(shape)
+    return array if len(shape) == 1 else array.reshape(shape)
 
 
 def decode_wire(data: bytes | memoryview) -> Any:
