@@ -8,6 +8,7 @@ to a process exit code so the CLI can translate errors without knowing every cla
     │   ├── EncodingError                        a value cannot be encoded canonically
     │   ├── UnknownNameError                     a registry name does not exist ("did you mean ...?")
     │   ├── ConfigError                          a configuration value is invalid
+    │   │   └── MissingExtraError                a Benchmark family's optional extra is not installed
     │   └── SnapshotError                        a Program directory cannot be snapshotted
     ├── LedgerError                     exit 3   the record on disk is absent, damaged or contested
     │   ├── LedgerNotFoundError                  no ledger at that path
@@ -43,6 +44,7 @@ __all__ = [
     "LedgerExistsError",
     "LedgerLockedError",
     "LedgerNotFoundError",
+    "MissingExtraError",
     "ObjectEvictedError",
     "ObjectMissingError",
     "ObjectOversizeError",
@@ -72,6 +74,18 @@ class EncodingError(InputError):
 
 class ConfigError(InputError):
     """A configuration value is invalid or inconsistent with another one."""
+
+
+class MissingExtraError(ConfigError):
+    """A Benchmark family needs an optional extra that is not installed; the message is the install command."""
+
+    def __init__(self, what: str, extra: str, missing: str) -> None:
+        super().__init__(
+            f"{what} needs the optional extra {extra!r} (module {missing!r} is not installed); "
+            f"install it with: pip install 'evoledger[{extra}]'"
+        )
+        self.extra = extra
+        self.missing = missing
 
 
 class SnapshotError(InputError):

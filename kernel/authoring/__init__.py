@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         score_of,
         starting_program,
     )
+    from evoledger.kernel.authoring.catalog import CatalogEntry, Extra
     from evoledger.kernel.authoring.conformance import (
         CONFORMANCE_CODES,
         ConformanceError,
@@ -63,6 +64,7 @@ __all__ = [
     "Benchmark",
     "BenchmarkPrograms",
     "BenchmarkSpec",
+    "CatalogEntry",
     "ConformanceError",
     "ConformanceProblem",
     "ConformanceReport",
@@ -70,6 +72,7 @@ __all__ = [
     "EpisodeRecord",
     "EpisodeSpec",
     "EpisodeStatus",
+    "Extra",
     "Feedback",
     "FeedbackError",
     "InvalidAction",
@@ -99,6 +102,8 @@ _LAZY: Final = {
     "ScoreDirection": "evoledger.kernel.authoring.benchmark",
     "parameters_digest": "evoledger.kernel.authoring.benchmark",
     "score_of": "evoledger.kernel.authoring.benchmark",
+    "CatalogEntry": "evoledger.kernel.authoring.catalog",
+    "Extra": "evoledger.kernel.authoring.catalog",
     "CONFORMANCE_CODES": "evoledger.kernel.authoring.conformance",
     "ConformanceError": "evoledger.kernel.authoring.conformance",
     "ConformanceProblem": "evoledger.kernel.authoring.conformance",
