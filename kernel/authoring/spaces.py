@@ -43,6 +43,13 @@ def describe_space(space: spaces.Space[Any]) -> dict[str, Any]:
         return {"type": "Tuple", "spaces": [describe_space(s) for s in space.spaces]}
     if isinstance(space, spaces.Dict):
         return {"type": "Dict", "spaces": {k: describe_space(s) for k, s in space.spaces.items()}}
+    if isinstance(space, spaces.Text):
+        return {
+            "type": "Text",
+            "min_length": int(space.min_length),
+            "max_length": int(space.max_length),
+            "charset": "".join(sorted(space.character_set)),
+        }
     raise InputError(
-        f"cannot describe space {space!r}; supported: Discrete, Box, MultiDiscrete, MultiBinary, Tuple, Dict"
+        f"cannot describe space {space!r}; supported: Discrete, Box, MultiDiscrete, MultiBinary, Tuple, Dict, Text"
     )
