@@ -247,9 +247,9 @@ class GymBenchmark:
         check_episode_request(split, seed=seed, count=count)
         return [EpisodeSpec(split=split, index=i, seed=derive_seed(seed, "episode", split, i)) for i in range(count)]
 
-    def make_environment(self, episode: EpisodeSpec) -> GymEnvironment:
-        """A fresh Environment for ``episode``."""
-        return GymEnvironment(self, episode)
+    def make_environment(self, episode: EpisodeSpec, **make_overrides: Any) -> GymEnvironment:
+        """A fresh Environment for ``episode`` (``make_overrides``: the Host's rendering copy, see GymEnvironment)."""
+        return GymEnvironment(self, episode, **make_overrides)
 
     def feedback(self, records: Sequence[EpisodeRecord]) -> Feedback:
         """Score, counts, return statistics, per-Episode summaries and a trace of the first Episodes."""
@@ -270,7 +270,7 @@ class GymBenchmark:
             feedback,
             records,
             evidence,
-            lambda e: GymEnvironment(self, e, **render_kwargs),
+            lambda e: self.make_environment(e, **render_kwargs),
             renderer=self._task.gymnasium_id,
         )
 

@@ -281,7 +281,7 @@ def _sheet(record: EpisodeRecord, frames: Sequence[_Frame], settings: VisualEvid
         draw.text((x, y + tile_h + 1), _fit(first, tile_w), fill=_TEXT, font=font)
         draw.text((x, y + tile_h + 1 + _CAPTION_LINE), _fit(second, tile_w), fill=_TEXT, font=font)
     buffer = io.BytesIO()
-    sheet.save(buffer, format="PNG", compress_level=9)
+    sheet.save(buffer, format="PNG", compress_level=6)
     return buffer.getvalue()
 
 
@@ -367,6 +367,8 @@ def add_visual_evidence(
                     _close(env)
         except Exception as exc:  # no renderer (pygame, GL) here, or one that raises
             reason = str(exc) if isinstance(exc, _NoRenderer) else _describe(exc)
+            if "OpenGL" in reason:
+                reason += "; MuJoCo renders headless with MUJOCO_GL=egl (or osmesa) set for the Host"
             _UNAVAILABLE[family] = f"no frames: rendering is unavailable here ({reason}); the score is unaffected"
             notes.append(_UNAVAILABLE[family])
             break
