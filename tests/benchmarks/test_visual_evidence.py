@@ -22,7 +22,13 @@ from evoledger.benchmarks.visual_evidence import (
 from evoledger.kernel.authoring import EpisodeRecord, EpisodeSpec, Step, Trajectory
 from evoledger.kernel.authoring.conformance_episodes import jsonable
 from evoledger.kernel.cli import cli
+from evoledger.kernel.run.records import records_from_views
+from evoledger.ledger import Ledger
+from evoledger.ledger.canonical import digest_of
 from evoledger.ledger.errors import ConfigError
+from evoledger.ledger.events import EpisodePlanned, FeedbackPublished
+from evoledger.projections.run_state import fold
+from evoledger.tests.support.rendered_benchmarks import make_rendered_cartpole
 from hypothesis import given
 from hypothesis import strategies as st
 from PIL import Image
@@ -259,3 +265,23 @@ def test_a_run_publishes_the_contact_sheets_into_the_agent_s_feedback_folder(tmp
             assert image.format == "PNG"
     documents = [json.loads(p.read_text()) for p in feedback.glob("*/feedback.json")]
     assert any(d["content"]["visual_evidence"]["sheets"] for d in documents), documents
+    # Recomputed here, in another process, from the log alone: the same sheets, byte for byte.
+    with Ledger.open(tmp_path / "run") as ledger:
+        events = [r.event for r in ledger.events()]
+        pool = [
+            EpisodeSpec(split="train", index=e.index, seed=e.env_seed)
+            for e in sorted((e for e in events if isinstance(e, EpisodePlanned) and e.split == "train"), key=_index)
+        ]
+        state = fold(events)
+        benchmark = make_rendered_cartpole(max_episode_steps=40)
+        for published in (e for e in events if isinstance(e, FeedbackPublished)):
+            view = state.submissions[published.submission_id]
+            finished = [(i, view.results[i]) for i in view.episodes if i in view.results]
+            records = records_from_views("train", finished, ledger.objects, specs={i: pool[i] for i, _ in finished})
+            recorded = {a.name: a.digest for a in published.artifacts if a.name.startswith("frames/")}
+            assert recorded
+            assert {name: digest_of(data) for name, data in _sheets(benchmark.feedback(records)).items()} == recorded
+
+
+def _index(event: EpisodePlanned) -> int:
+    return event.index
