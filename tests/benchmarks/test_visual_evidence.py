@@ -5,6 +5,9 @@ from __future__ import annotations
 import dataclasses
 import io
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -285,3 +288,43 @@ def test_a_run_publishes_the_contact_sheets_into_the_agent_s_feedback_folder(tmp
 
 def _index(event: EpisodePlanned) -> int:
     return event.index
+
+
+_MUJOCO_TWICE = """
+import json, sys, warnings
+warnings.simplefilter("ignore")
+from evoledger.benchmarks.gym_adapter import GymBenchmark, GymTask
+from evoledger.benchmarks.visual_evidence import VisualEvidence
+from evoledger.kernel.authoring import EpisodeRecord, Trajectory
+from evoledger.kernel.authoring.conformance_episodes import jsonable
+task = GymTask(benchmark_id="cheetah", gymnasium_id="HalfCheetah-v5", description="d", primary_metric="m",
+               score_rule="r", failure_return=-1000.0, max_episode_steps=3, visual_evidence=VisualEvidence(episodes=1))
+benchmark = GymBenchmark(task)
+spec = benchmark.episodes("train", seed=0, count=1)[0]
+env = benchmark.make_environment(spec)
+observations, actions, rewards = [jsonable(env.reset())], [], []
+for _ in range(3):
+    step = env.step([0.0] * 6)
+    observations.append(jsonable(step.observation)); actions.append([0.0] * 6); rewards.append(step.reward)
+env.close()
+record = EpisodeRecord(split="train", index=0, status="ok", episode_return=sum(rewards), steps=3, terminated=False,
+                       truncated=True, trajectory=Trajectory(observations, actions, rewards, False, True), episode=spec)
+first, second = benchmark.feedback([record]), benchmark.feedback([record])
+print(json.dumps([first.content["visual_evidence"], second.content["visual_evidence"]]))
+"""
+
+
+def test_mujoco_without_opengl_is_a_note_and_a_second_feedback_does_not_abort_the_process() -> None:
+    """MuJoCo aborts the whole process on a second GL start after a failed one: the Host must never try it again."""
+    pytest.importorskip("mujoco")
+    env = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "PYOPENGL_PLATFORM", "DISPLAY")}
+    done = subprocess.run(
+        [sys.executable, "-c", _MUJOCO_TWICE], capture_output=True, text=True, timeout=300, env=env, check=False
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    first, second = json.loads(done.stdout.strip().splitlines()[-1])
+    assert first == second
+    if not first["sheets"]:  # no GL here (the usual headless case)
+        (note,) = first["notes"]
+        assert "rendering is unavailable here" in note
+        assert "MUJOCO_GL=egl" in note
