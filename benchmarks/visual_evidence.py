@@ -15,11 +15,16 @@ How the frames are made, and what that guarantees:
   ``render_mode="rgb_array"``, from the Episode's own seed (:attr:`EpisodeRecord.episode`, which the Host gives only
   to training records that carry a trajectory) and the recorded actions. Validation and Assessment records never
   have a spec, so they are never rendered; nor are ``evaluate()`` records.
-* **Only frames of what happened.** Every reward and every end of Episode, and the observation at every sampled
-  frame, must equal the recorded ones; otherwise (an Environment that is not deterministic from its seed) the
-  Episode gets a note instead of frames that would mislead.
+* **Only frames of what happened.** Every reward, where the Episode ends (and whether it terminated), and the
+  observation at every sampled frame must equal the recorded ones; otherwise (an Environment that is not
+  deterministic from its seed) the Episode gets a note instead of frames that would mislead.
 * **Fail-soft.** A missing renderer (no pygame, no OpenGL for MuJoCo, no Pillow) or a renderer that raises becomes a
   note in the content; it is never an infra fault and never the Policy's failure, and the score is unaffected.
+  A renderer that failed is not tried again in the process (MuJoCo aborts the process on a second OpenGL start
+  after a failed one): later Feedback repeats the same note.
+* **What runs in the Host.** The re-simulation steps the Policy's recorded actions in the Host process; each
+  already ran in a worker without an infra fault (Episodes with one are never re-simulated), on an Environment
+  made as the worker's was (the Benchmark's ``make_environment``), only with ``render_mode`` set.
 * **Bounded and deterministic.** At most :attr:`VisualEvidence.episodes` sheets of at most
   :attr:`VisualEvidence.frames` tiles, :attr:`VisualEvidence.max_steps` re-simulated steps per Feedback (an
   Episode that does not fit is skipped with a note, decided before it runs) and :data:`MAX_SHEET_BYTES` per sheet.
@@ -222,11 +227,8 @@ def _resimulate(
         ended = step.terminated or step.truncated
         if float(step.reward) != float(trajectory.rewards[t]) or (ended and t + 1 < trajectory.steps):
             return disagree.format(t + 1)
-        if (
-            t + 1 == trajectory.steps
-            and record.status == "ok"
-            and ended != (trajectory.terminated or trajectory.truncated)
-        ):
+        last = t + 1 == trajectory.steps  # the Host may truncate by itself at its step limit: compare terminated
+        if last and record.status == "ok" and step.terminated != trajectory.terminated:
             return disagree.format(t + 1)
         shown = t + 1 in wanted or t + 1 == trajectory.steps
         if shown and t + 1 < len(observations) and not _same_observation(step.observation, observations[t + 1]):
