@@ -314,12 +314,18 @@ print(json.dumps([first.content["visual_evidence"], second.content["visual_evide
 """
 
 
-def test_mujoco_without_opengl_is_a_note_and_a_second_feedback_does_not_abort_the_process() -> None:
+def test_mujoco_without_opengl_is_a_note_and_a_second_feedback_does_not_abort_the_process(tmp_path: Path) -> None:
     """MuJoCo aborts the whole process on a second GL start after a failed one: the Host must never try it again."""
     pytest.importorskip("mujoco")
     env = {k: v for k, v in os.environ.items() if k not in ("MUJOCO_GL", "PYOPENGL_PLATFORM", "DISPLAY")}
     done = subprocess.run(
-        [sys.executable, "-c", _MUJOCO_TWICE], capture_output=True, text=True, timeout=300, env=env, check=False
+        [sys.executable, "-c", _MUJOCO_TWICE],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
+        cwd=tmp_path,  # MuJoCo writes MUJOCO_LOG.TXT into the working directory
     )
     assert done.returncode == 0, done.stderr[-2000:]
     first, second = json.loads(done.stdout.strip().splitlines()[-1])
