@@ -25,6 +25,7 @@ from typing import Any, Final
 import gymnasium as gym
 import numpy as np
 from evoledger.benchmarks.feedback_summary import mean_return_rule, summarize_episodes
+from evoledger.benchmarks.visual_evidence import VisualEvidence, add_visual_evidence
 from evoledger.kernel.authoring import (
     BenchmarkPrograms,
     BenchmarkSpec,
@@ -89,6 +90,7 @@ class GymTask:
     public_parameters: Mapping[str, Any] = field(default_factory=dict)
     metadata: Mapping[str, Any] = field(default_factory=dict)
     programs: BenchmarkPrograms | None = None
+    visual_evidence: VisualEvidence | None = None
 
     def __post_init__(self) -> None:
         if not 1 <= self.max_episode_steps <= MAX_EPISODE_STEPS_LIMIT:
@@ -232,12 +234,12 @@ class GymBenchmark:
         """The gymnasium action space handed to the Policy."""
         return self._action_space
 
-    def _make_gym_env(self) -> Any:
+    def _make_gym_env(self, **overrides: Any) -> Any:
         return gym.make(
             self._task.gymnasium_id,
             max_episode_steps=self._task.max_episode_steps,
             disable_env_checker=True,
-            **dict(self._task.env_kwargs),
+            **{**dict(self._task.env_kwargs), **overrides},
         )
 
     def episodes(self, split: Split, *, seed: int, count: int) -> list[EpisodeSpec]:
@@ -245,13 +247,13 @@ class GymBenchmark:
         check_episode_request(split, seed=seed, count=count)
         return [EpisodeSpec(split=split, index=i, seed=derive_seed(seed, "episode", split, i)) for i in range(count)]
 
-    def make_environment(self, episode: EpisodeSpec) -> GymEnvironment:
-        """A fresh Environment for ``episode``."""
-        return GymEnvironment(self, episode)
+    def make_environment(self, episode: EpisodeSpec, **make_overrides: Any) -> GymEnvironment:
+        """A fresh Environment for ``episode`` (``make_overrides``: the Host's rendering copy, see GymEnvironment)."""
+        return GymEnvironment(self, episode, **make_overrides)
 
     def feedback(self, records: Sequence[EpisodeRecord]) -> Feedback:
         """Score, counts, return statistics, per-Episode summaries and a trace of the first Episodes."""
-        return summarize_episodes(
+        feedback = summarize_episodes(
             benchmark_id=self._task.benchmark_id,
             primary_metric=self._task.primary_metric,
             score_rule=self._task.score_rule,
@@ -259,6 +261,17 @@ class GymBenchmark:
             records=records,
             outcome=self.outcome,
             notes=self.episode_notes,
+        )
+        evidence = self._task.visual_evidence
+        if evidence is None:
+            return feedback
+        render_kwargs = {"render_mode": "rgb_array", **dict(evidence.render_kwargs)}
+        return add_visual_evidence(
+            feedback,
+            records,
+            evidence,
+            lambda e: self.make_environment(e, **render_kwargs),
+            renderer=self._task.gymnasium_id,
         )
 
     # Hooks for subclasses -------------------------------------------------------------------------------------
@@ -279,10 +292,11 @@ class GymBenchmark:
 class GymEnvironment:
     """One Episode of a :class:`GymBenchmark`: a fresh gymnasium environment seeded on ``reset()``."""
 
-    def __init__(self, benchmark: GymBenchmark, episode: EpisodeSpec) -> None:
+    def __init__(self, benchmark: GymBenchmark, episode: EpisodeSpec, **make_overrides: Any) -> None:
+        """``make_overrides`` go to ``gymnasium.make`` (``render_mode`` for the Host's copy; never a Policy's)."""
         self._benchmark = benchmark
         self._episode = episode
-        self._env: Any = benchmark._make_gym_env()
+        self._env: Any = benchmark._make_gym_env(**make_overrides)
         self._started = False
         self._ended = False
         self._closed = False
@@ -308,6 +322,10 @@ class GymEnvironment:
         self._ended = terminated or truncated
         metrics = self._benchmark.step_metrics(plain, reward_value, terminated, truncated)
         return Step(observation=plain, reward=reward_value, terminated=terminated, truncated=truncated, metrics=metrics)
+
+    def render(self) -> Any:
+        """The gymnasium environment's ``render()`` (an RGB array when made with ``render_mode="rgb_array"``)."""
+        return self._env.render()
 
     def close(self) -> None:
         """Close the gymnasium environment; safe to call more than once."""

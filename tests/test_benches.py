@@ -20,6 +20,7 @@ SMOKE_RUNS = {
     "export_bench.py": (["--steps", "2000", "--repeat", "1"], "steps"),
     "startup_bench.py": (["--quick"], "x bare python"),
     "run_bench.py": (["--repeat", "1"], "x python -c pass"),
+    "visual_evidence_bench.py": (["--episodes", "2", "--steps", "30", "--repeat", "1"], "per Feedback"),
 }
 
 

@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from evoledger.kernel.authoring.episodes import Split
+from evoledger.kernel.authoring.episodes import EpisodeSpec, Split
 from evoledger.ledger.canonical import canonical_json
 from evoledger.ledger.errors import InputError
 from evoledger.ledger.trajectories import Trajectory
@@ -42,7 +42,12 @@ class FeedbackError(InputError):
 
 @dataclass(frozen=True, slots=True)
 class EpisodeRecord:
-    """What a Benchmark's ``feedback()`` sees of one finished Episode."""
+    """What a Benchmark's ``feedback()`` sees of one finished Episode.
+
+    ``episode`` is the Episode's Host-private spec (seed, scenario), given only where the Host lets a Benchmark
+    re-simulate a training Episode for its Feedback (a Run's Submissions, on the records that carry a trajectory):
+    use it to rebuild the Environment, never publish its seed or scenario.
+    """
 
     split: Split
     index: int
@@ -54,6 +59,7 @@ class EpisodeRecord:
     metrics: Mapping[str, float] = field(default_factory=dict)
     failure_message: str | None = None
     trajectory: Trajectory | None = None
+    episode: EpisodeSpec | None = None
 
     @property
     def failed(self) -> bool:

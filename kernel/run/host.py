@@ -310,7 +310,9 @@ class RunHost:
         return units == 1
 
     def _publish(self, submission_id: str) -> SubmitAnswer:
-        published = feedback_event(self._benchmark, self.state, submission_id, self._ledger.objects)
+        published = feedback_event(
+            self._benchmark, self.state, submission_id, self._ledger.objects, [p.spec for p in self._pool]
+        )
         self.append([published])
         s = self.state
         view = s.submissions[submission_id]

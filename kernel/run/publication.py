@@ -15,7 +15,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from evoledger.kernel.authoring import Benchmark, score_of
+from evoledger.kernel.authoring import Benchmark, EpisodeSpec, score_of
 from evoledger.kernel.run.layout import RunLayout
 from evoledger.kernel.run.records import records_from_views
 from evoledger.ledger.canonical import canonical_json
@@ -32,16 +32,22 @@ __all__ = ["FeedbackFolder", "Publication", "evictions", "feedback_event", "publ
 
 
 def feedback_event(
-    benchmark: Benchmark, state: RunState, submission_id: str, objects: ObjectStore
+    benchmark: Benchmark,
+    state: RunState,
+    submission_id: str,
+    objects: ObjectStore,
+    pool: Sequence[EpisodeSpec] = (),
 ) -> FeedbackPublished:
     """The ``feedback-published`` Event of a Submission whose Episodes are all recorded in ``state``.
 
     The Benchmark's Feedback is computed from the recorded Episodes (never from process memory); its content
-    and Artifacts are stored in ``objects``.
+    and Artifacts are stored in ``objects``. ``pool`` (the train pool's specs by index) lets the Benchmark
+    re-simulate the traced Episodes, e.g. to render them.
     """
     view = state.submissions[submission_id]
     finished = [(i, view.results[i]) for i in view.episodes if i in view.results]
-    records = records_from_views("train", finished, objects)
+    specs = {i: pool[i] for i, _ in finished if 0 <= i < len(pool)}
+    records = records_from_views("train", finished, objects, specs=specs)
     feedback = benchmark.feedback(records)
     score = score_of(benchmark, records, feedback)
     content_digest = objects.put(canonical_json(dict(feedback.content)))
