@@ -16,7 +16,7 @@ and with any reward weight raised above its default (by the largest ratio), so f
 
 * outcome classes: ``fell`` / ``survived`` (Ant, Hopper, Walker2d, Humanoid: fell = left the healthy range),
   ``moved_forward`` / ``moved_backward`` / ``flipped`` (HalfCheetah, Swimmer), ``stood_up`` (torso above 1 m) /
-  ``sat_up`` (above 0.5 m) / ``stayed_down`` (HumanoidStandup), ``balanced`` / ``dropped`` (pendulums),
+  ``sat_up`` (above 0.35 m) / ``stayed_down`` (HumanoidStandup), ``balanced`` / ``dropped`` (pendulums),
   ``reached`` / ``missed`` (Reacher: fingertip within 2 cm of the target at the end; Pusher: object within the
   8 cm goal disc at the end);
 * per-Episode notes from the last step's metrics: forward distance, mean speed, healthy steps, control cost
@@ -95,8 +95,8 @@ GOAL_RADIUS: Final = 0.08
 """Pusher: the goal disc's radius (m); an object centre inside it has reached the goal."""
 STOOD_UP: Final = 1.0
 """HumanoidStandup: torso height (m) counted as standing (Humanoid-v5's lowest healthy height)."""
-SAT_UP: Final = 0.5
-"""HumanoidStandup: torso height (m) counted as sitting up (it lies at about 0.1 m)."""
+SAT_UP: Final = 0.35
+"""HumanoidStandup: torso height (m) counted as propped up or sitting (it lies at about 0.1 m)."""
 
 
 class MujocoEnvironment(GymEnvironment):
