@@ -177,7 +177,7 @@ class MujocoBenchmark(GymBenchmark):
         return self._dt
 
     def _make_gym_env(self) -> Any:
-        env = gym.make(
+        env: Any = gym.make(
             self._facts.gymnasium_id,
             max_episode_steps=self.task.max_episode_steps,
             disable_env_checker=True,

@@ -33,9 +33,6 @@ __all__ = [
 Range = tuple[float, float | None]
 """A closed ``[low, high]`` range; ``None`` as ``high`` means unbounded."""
 
-_WEIGHT = {"ge": 0.0, "le": 1000.0}
-_NOISE = {"ge": 0.0, "le": 10.0}
-
 
 def _frame_skip(default: int) -> Any:
     return Field(
@@ -58,14 +55,18 @@ class MujocoConfig(GymConfig):
 
 
 class _Locomotion(MujocoConfig):
-    forward_reward_weight: float = Field(default=1.0, **_WEIGHT, description="Weight of the forward-velocity reward.")
+    forward_reward_weight: float = Field(
+        default=1.0, ge=0.0, le=1000.0, description="Weight of the forward-velocity reward."
+    )
     exclude_current_positions_from_observation: bool = Field(
         default=True, description="Leave the absolute x (and y) position out of the observation (upstream default)."
     )
 
 
 class _Healthy(_Locomotion):
-    healthy_reward: float = Field(default=1.0, **_WEIGHT, description="Reward per step while the body is healthy.")
+    healthy_reward: float = Field(
+        default=1.0, ge=0.0, le=1000.0, description="Reward per step while the body is healthy."
+    )
     terminate_when_unhealthy: bool = Field(
         default=True, description="End the Episode as soon as the body is unhealthy (fell)."
     )
@@ -80,10 +81,10 @@ class AntConfig(_Healthy):
     """``mujoco/ant`` (Ant-v5)."""
 
     frame_skip: int = _frame_skip(5)
-    ctrl_cost_weight: float = Field(default=0.5, **_WEIGHT, description="Weight of the squared-action cost.")
-    contact_cost_weight: float = Field(default=5e-4, **_WEIGHT, description="Weight of the contact-force cost.")
+    ctrl_cost_weight: float = Field(default=0.5, ge=0.0, le=1000.0, description="Weight of the squared-action cost.")
+    contact_cost_weight: float = Field(default=5e-4, ge=0.0, le=1000.0, description="Weight of the contact-force cost.")
     healthy_z_range: Range = Field(default=(0.2, 1.0), description="Healthy torso heights [low, high] (m).")
-    reset_noise_scale: float = Field(default=0.1, **_NOISE, description="Scale of the random initial state.")
+    reset_noise_scale: float = Field(default=0.1, ge=0.0, le=10.0, description="Scale of the random initial state.")
     include_cfrc_ext_in_observation: bool = Field(
         default=True, description="Append the 78 external contact forces to the observation."
     )
@@ -93,31 +94,31 @@ class HalfCheetahConfig(_Locomotion):
     """``mujoco/half-cheetah`` (HalfCheetah-v5)."""
 
     frame_skip: int = _frame_skip(5)
-    ctrl_cost_weight: float = Field(default=0.1, **_WEIGHT, description="Weight of the squared-action cost.")
-    reset_noise_scale: float = Field(default=0.1, **_NOISE, description="Scale of the random initial state.")
+    ctrl_cost_weight: float = Field(default=0.1, ge=0.0, le=1000.0, description="Weight of the squared-action cost.")
+    reset_noise_scale: float = Field(default=0.1, ge=0.0, le=10.0, description="Scale of the random initial state.")
 
 
 class HopperConfig(_Healthy):
     """``mujoco/hopper`` (Hopper-v5)."""
 
     frame_skip: int = _frame_skip(4)
-    ctrl_cost_weight: float = Field(default=1e-3, **_WEIGHT, description="Weight of the squared-action cost.")
+    ctrl_cost_weight: float = Field(default=1e-3, ge=0.0, le=1000.0, description="Weight of the squared-action cost.")
     healthy_state_range: Range = Field(
         default=(-100.0, 100.0), description="Healthy range of every state entry except x and z."
     )
     healthy_z_range: Range = Field(default=(0.7, None), description="Healthy torso heights [low, high] (m).")
     healthy_angle_range: Range = Field(default=(-0.2, 0.2), description="Healthy torso angles [low, high] (rad).")
-    reset_noise_scale: float = Field(default=5e-3, **_NOISE, description="Scale of the random initial state.")
+    reset_noise_scale: float = Field(default=5e-3, ge=0.0, le=10.0, description="Scale of the random initial state.")
 
 
 class Walker2dConfig(_Healthy):
     """``mujoco/walker2d`` (Walker2d-v5)."""
 
     frame_skip: int = _frame_skip(4)
-    ctrl_cost_weight: float = Field(default=1e-3, **_WEIGHT, description="Weight of the squared-action cost.")
+    ctrl_cost_weight: float = Field(default=1e-3, ge=0.0, le=1000.0, description="Weight of the squared-action cost.")
     healthy_z_range: Range = Field(default=(0.8, 2.0), description="Healthy torso heights [low, high] (m).")
     healthy_angle_range: Range = Field(default=(-1.0, 1.0), description="Healthy torso angles [low, high] (rad).")
-    reset_noise_scale: float = Field(default=5e-3, **_NOISE, description="Scale of the random initial state.")
+    reset_noise_scale: float = Field(default=5e-3, ge=0.0, le=10.0, description="Scale of the random initial state.")
 
 
 class _HumanoidBlocks(MujocoConfig):
@@ -134,15 +135,19 @@ class HumanoidConfig(_HumanoidBlocks):
     """``mujoco/humanoid`` (Humanoid-v5)."""
 
     frame_skip: int = _frame_skip(5)
-    forward_reward_weight: float = Field(default=1.25, **_WEIGHT, description="Weight of the forward-velocity reward.")
-    ctrl_cost_weight: float = Field(default=0.1, **_WEIGHT, description="Weight of the squared-action cost.")
-    contact_cost_weight: float = Field(default=5e-7, **_WEIGHT, description="Weight of the contact-force cost.")
-    healthy_reward: float = Field(default=5.0, **_WEIGHT, description="Reward per step while the body is healthy.")
+    forward_reward_weight: float = Field(
+        default=1.25, ge=0.0, le=1000.0, description="Weight of the forward-velocity reward."
+    )
+    ctrl_cost_weight: float = Field(default=0.1, ge=0.0, le=1000.0, description="Weight of the squared-action cost.")
+    contact_cost_weight: float = Field(default=5e-7, ge=0.0, le=1000.0, description="Weight of the contact-force cost.")
+    healthy_reward: float = Field(
+        default=5.0, ge=0.0, le=1000.0, description="Reward per step while the body is healthy."
+    )
     terminate_when_unhealthy: bool = Field(
         default=True, description="End the Episode as soon as the torso leaves the healthy heights (fell)."
     )
     healthy_z_range: Range = Field(default=(1.0, 2.0), description="Healthy torso heights [low, high] (m).")
-    reset_noise_scale: float = Field(default=1e-2, **_NOISE, description="Scale of the random initial state.")
+    reset_noise_scale: float = Field(default=1e-2, ge=0.0, le=10.0, description="Scale of the random initial state.")
 
     @field_validator("healthy_z_range")
     @classmethod
@@ -154,50 +159,62 @@ class HumanoidStandupConfig(_HumanoidBlocks):
     """``mujoco/humanoid-standup`` (HumanoidStandup-v5)."""
 
     frame_skip: int = _frame_skip(5)
-    uph_cost_weight: float = Field(default=1.0, **_WEIGHT, description="Weight of the torso-height reward (z / dt).")
-    ctrl_cost_weight: float = Field(default=0.1, **_WEIGHT, description="Weight of the squared-action cost.")
-    impact_cost_weight: float = Field(default=5e-7, **_WEIGHT, description="Weight of the contact-force cost.")
-    reset_noise_scale: float = Field(default=1e-2, **_NOISE, description="Scale of the random initial state.")
+    uph_cost_weight: float = Field(
+        default=1.0, ge=0.0, le=1000.0, description="Weight of the torso-height reward (z / dt)."
+    )
+    ctrl_cost_weight: float = Field(default=0.1, ge=0.0, le=1000.0, description="Weight of the squared-action cost.")
+    impact_cost_weight: float = Field(default=5e-7, ge=0.0, le=1000.0, description="Weight of the contact-force cost.")
+    reset_noise_scale: float = Field(default=1e-2, ge=0.0, le=10.0, description="Scale of the random initial state.")
 
 
 class InvertedPendulumConfig(MujocoConfig):
     """``mujoco/inverted-pendulum`` (InvertedPendulum-v5)."""
 
     frame_skip: int = _frame_skip(2)
-    reset_noise_scale: float = Field(default=1e-2, **_NOISE, description="Scale of the random initial state.")
+    reset_noise_scale: float = Field(default=1e-2, ge=0.0, le=10.0, description="Scale of the random initial state.")
 
 
 class InvertedDoublePendulumConfig(MujocoConfig):
     """``mujoco/inverted-double-pendulum`` (InvertedDoublePendulum-v5)."""
 
     frame_skip: int = _frame_skip(5)
-    healthy_reward: float = Field(default=10.0, **_WEIGHT, description="Reward per step while the poles are up.")
-    reset_noise_scale: float = Field(default=0.1, **_NOISE, description="Scale of the random initial state.")
+    healthy_reward: float = Field(
+        default=10.0, ge=0.0, le=1000.0, description="Reward per step while the poles are up."
+    )
+    reset_noise_scale: float = Field(default=0.1, ge=0.0, le=10.0, description="Scale of the random initial state.")
 
 
 class PusherConfig(MujocoConfig):
     """``mujoco/pusher`` (Pusher-v5)."""
 
     frame_skip: int = _frame_skip(5)
-    reward_near_weight: float = Field(default=0.5, **_WEIGHT, description="Weight of the gripper-object distance.")
-    reward_dist_weight: float = Field(default=1.0, **_WEIGHT, description="Weight of the object-goal distance.")
-    reward_control_weight: float = Field(default=0.1, **_WEIGHT, description="Weight of the squared-action cost.")
+    reward_near_weight: float = Field(
+        default=0.5, ge=0.0, le=1000.0, description="Weight of the gripper-object distance."
+    )
+    reward_dist_weight: float = Field(default=1.0, ge=0.0, le=1000.0, description="Weight of the object-goal distance.")
+    reward_control_weight: float = Field(
+        default=0.1, ge=0.0, le=1000.0, description="Weight of the squared-action cost."
+    )
 
 
 class ReacherConfig(MujocoConfig):
     """``mujoco/reacher`` (Reacher-v5)."""
 
     frame_skip: int = _frame_skip(2)
-    reward_dist_weight: float = Field(default=1.0, **_WEIGHT, description="Weight of the fingertip-target distance.")
-    reward_control_weight: float = Field(default=1.0, **_WEIGHT, description="Weight of the squared-action cost.")
+    reward_dist_weight: float = Field(
+        default=1.0, ge=0.0, le=1000.0, description="Weight of the fingertip-target distance."
+    )
+    reward_control_weight: float = Field(
+        default=1.0, ge=0.0, le=1000.0, description="Weight of the squared-action cost."
+    )
 
 
 class SwimmerConfig(_Locomotion):
     """``mujoco/swimmer`` (Swimmer-v5)."""
 
     frame_skip: int = _frame_skip(4)
-    ctrl_cost_weight: float = Field(default=1e-4, **_WEIGHT, description="Weight of the squared-action cost.")
-    reset_noise_scale: float = Field(default=0.1, **_NOISE, description="Scale of the random initial state.")
+    ctrl_cost_weight: float = Field(default=1e-4, ge=0.0, le=1000.0, description="Weight of the squared-action cost.")
+    reset_noise_scale: float = Field(default=0.1, ge=0.0, le=10.0, description="Scale of the random initial state.")
 
 
 def gymnasium_kwargs(config: MujocoConfig) -> tuple[dict[str, Any], dict[str, Any]]:

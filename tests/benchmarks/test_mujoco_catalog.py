@@ -16,14 +16,15 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from evoledger.benchmarks.mujoco import TASKS
 from evoledger.kernel.authoring import benchmark_programs, check_benchmark
 from evoledger.kernel.evaluation import EvaluationConfig, evaluate
 from evoledger.kernel.execution import LocalExecutor
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 
-from tests.benchmarks.test_mujoco import NAMES
-
 pytestmark = pytest.mark.catalog
+
+NAMES = [t.name for t in TASKS]
 
 EPISODES = {"mujoco/reacher": 20, "mujoco/pusher": 20}
 """Episodes per Program when comparing heuristic and baseline (5 unless named: random targets need more)."""

@@ -41,7 +41,8 @@ def gripper(q: np.ndarray) -> np.ndarray:
     pan = _rz(q[0])
     upper = pan @ _ry(q[1]) @ _rx(q[2])
     fore = upper @ _ry(q[3]) @ _rx(q[4])
-    return _BASE + pan @ np.array([0.1, 0.0, 0.0]) + upper @ np.array([0.4, 0.0, 0.0]) + fore @ np.array([0.321, 0, 0])
+    position: np.ndarray = _BASE + pan @ [0.1, 0.0, 0.0] + upper @ [0.4, 0.0, 0.0] + fore @ [0.321, 0.0, 0.0]
+    return position
 
 
 def jacobian(q: np.ndarray) -> np.ndarray:
