@@ -8,6 +8,11 @@ it cheap:
 * An array observation is kept as the wire bytes already made to send it to the Policy (an immutable snapshot, even
   if the Environment later changes its array in place). At the end, runs of arrays of one dtype and shape become one
   stacked array, converted to lists in one call instead of one conversion per step.
+* An Episode whose observations hold a large array (an image; the rule is
+  :func:`~evoledger.ledger.trajectory_columns.holds_large_array`) is written in format 2 by ``encode_trajectory``'s
+  own encoder, from the arrays the wire bytes hold (no per-step conversion at all). Whether it does is known only at
+  the end: array observations are kept as wire bytes either way, and a dict, tuple or list observation holding an
+  array is kept as a snapshot (its arrays copied, everything else converted to JSON values) instead of its JSON form.
 * Canonical JSON is written by orjson, which formats floats with the same shortest round-trip digits as Python's
   ``repr`` but writes small and large exponents differently (``1e-5`` / ``0.00001`` where ``repr`` writes
   ``1e-05``); those few numbers are rewritten with ``repr``. Only parts without strings take this path (their
@@ -17,15 +22,18 @@ it cheap:
 
 from __future__ import annotations
 
+import math
 import re
+from collections.abc import Mapping
 from typing import Any, Final
 
 import numpy as np
 import orjson
-from evoledger.kernel.execution.values import array_layout, to_json_value
+from evoledger.kernel.execution.values import MAX_WIRE_DEPTH, array_layout, to_json_value
 from evoledger.ledger.canonical import canonical_json
 from evoledger.ledger.errors import EncodingError
-from evoledger.ledger.trajectories import TRAJECTORY_FORMAT
+from evoledger.ledger.trajectories import TRAJECTORY_FORMAT, Trajectory, encode_trajectory
+from evoledger.ledger.trajectory_columns import LARGE_ARRAY_VALUES
 
 __all__ = ["TrajectoryRecorder"]
 
@@ -123,15 +131,88 @@ def _uniform_to_json(wires: list[bytes]) -> list[Any] | None:
     return _stacked_to_json(dtype, shape, rows[:, size:].tobytes(), count)
 
 
+def _large(shape: tuple[int, ...]) -> bool:
+    return len(shape) >= 2 or math.prod(shape) > LARGE_ARRAY_VALUES
+
+
+def _holds_array(value: Any) -> bool:
+    """Whether a container holds a numpy array at any depth (bounded by the wire's depth: it was sent)."""
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, np.ndarray):
+            return True
+        if isinstance(item, list | tuple):
+            stack.extend(item)
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+    return False
+
+
+class _Snapshot:
+    """A container observation holding arrays, as it was when observed: arrays copied, other leaves as JSON."""
+
+    __slots__ = ("large", "value")
+
+    def __init__(self, observation: Any) -> None:
+        self.large = False
+        self.value = self._copy(observation, 0)
+
+    def _copy(self, value: Any, depth: int) -> Any:
+        if depth > MAX_WIRE_DEPTH:
+            raise EncodingError(f"value nests deeper than {MAX_WIRE_DEPTH} levels and cannot be recorded")
+        if isinstance(value, np.ndarray):
+            array = np.array(value)  # of a recordable dtype: the wire encoding accepted it
+            if _large(array.shape):
+                self.large = True
+            return array
+        if isinstance(value, list | tuple):
+            items = [self._copy(v, depth + 1) for v in value]
+            return tuple(items) if isinstance(value, tuple) else items
+        if isinstance(value, Mapping):
+            result: dict[str, Any] = {}
+            for key, item in value.items():
+                if not isinstance(key, str):
+                    raise EncodingError(f"dict key {key!r:.60} cannot be recorded: JSON object keys must be str")
+                result[key] = self._copy(item, depth + 1)
+            return result
+        return to_json_value(value, depth)
+
+
+def _any_large_wire(items: list[Any]) -> bool:
+    """Whether an array observation among ``items`` is large (its wire head read once per run of one head)."""
+    head = b"\x00"
+    for item in items:
+        if type(item) is bytes and not item.startswith(head):
+            _dtype, shape, size = _layout(item)
+            if _large(shape):
+                return True
+            head = item[:size]
+    return False
+
+
+def _recorded_value(item: Any) -> Any:
+    """An observation as format 2 records it: a wire array as an array (a view of its bytes), a snapshot's value."""
+    if type(item) is bytes:
+        dtype, shape, size = _layout(item)
+        return np.frombuffer(item, dtype=dtype, offset=size).reshape(shape)
+    if type(item) is _Snapshot:
+        return item.value
+    return item
+
+
 class TrajectoryRecorder:
     """What one Episode records, step by step; :meth:`encode` makes the trajectory Object."""
 
-    __slots__ = ("_all_arrays", "_metrics", "_observations", "_recorded_metrics")
+    __slots__ = ("_all_arrays", "_large", "_metrics", "_observations", "_recorded_metrics")
 
     def __init__(self) -> None:
         self._observations: list[Any] = []
-        """Wire bytes of array observations (converted in :meth:`encode`), JSON values of all others."""
+        """Wire bytes of array observations, snapshots of containers holding arrays (both converted in
+        :meth:`encode`), JSON values of all others."""
         self._all_arrays = True
+        self._large = False
+        """Whether a snapshot holds a large array (wire arrays are checked in :meth:`encode`)."""
         self._metrics: list[Any] = []
         self._recorded_metrics = False
 
@@ -140,9 +221,14 @@ class TrajectoryRecorder:
         be recorded)."""
         if type(observation) is np.ndarray:  # on the wire, so of a recordable dtype: kept as the bytes sent
             self._observations.append(wire)
+            return
+        self._all_arrays = False
+        if isinstance(observation, list | tuple | Mapping) and _holds_array(observation):
+            snapshot = _Snapshot(observation)
+            self._large = self._large or snapshot.large
+            self._observations.append(snapshot)
         else:
             self._observations.append(to_json_value(observation))
-            self._all_arrays = False
 
     def add_metrics(self, metrics: Any) -> None:
         """Record one step's metrics (already JSON values)."""
@@ -161,7 +247,7 @@ class TrajectoryRecorder:
         while position < count:
             item = items[position]
             if type(item) is not bytes:
-                result.append(item)
+                result.append(to_json_value(item.value) if type(item) is _Snapshot else item)
                 position += 1
                 continue
             dtype, shape, size = _layout(item)
@@ -180,6 +266,17 @@ class TrajectoryRecorder:
     def encode(self, actions: list[Any], rewards: list[float], *, terminated: bool, truncated: bool) -> bytes:
         """The canonical trajectory bytes: ``encode_trajectory`` of the recorded Episode (``actions`` as JSON
         values; ``rewards`` finite)."""
+        if self._large or _any_large_wire(self._observations):
+            return encode_trajectory(
+                Trajectory(
+                    observations=[_recorded_value(item) for item in self._observations],
+                    actions=actions,
+                    rewards=rewards,
+                    terminated=terminated,
+                    truncated=truncated,
+                    metrics=self._metrics,
+                )
+            )
         if self._recorded_metrics:
             metrics = _numeric_json(self._metrics)
         else:  # the usual case: no step metrics at all
