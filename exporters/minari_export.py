@@ -32,7 +32,7 @@ from evoledger.exporters.runs import RunFacts
 from evoledger.exporters.trajectories import load_trajectory
 from evoledger.ledger.errors import ConfigError, SchemaError
 from evoledger.ledger.store import Ledger
-from evoledger.ledger.trajectories import Trajectory
+from evoledger.ledger.trajectories import Trajectory, stacked_values
 from gymnasium import registry, spaces
 from gymnasium.envs.registration import EnvSpec, load_env_creator
 
@@ -125,6 +125,11 @@ def gym_space(description: Mapping[str, Any], depth: int = 0) -> spaces.Space[An
             return spaces.Tuple([gym_space(s, depth + 1) for s in description["spaces"]])
         if kind == "Dict":
             return spaces.Dict({str(k): gym_space(s, depth + 1) for k, s in description["spaces"].items()})
+        if kind == "Text":
+            charset, length = description.get("charset"), int(description.get("min_length", 1))
+            if isinstance(charset, str) and charset:
+                return spaces.Text(int(description["max_length"]), min_length=length, charset=charset)
+            return spaces.Text(int(description["max_length"]), min_length=length)
     except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as exc:
         shown = _prefix(repr(dict(description)))
         raise ConfigError(f"cannot rebuild the space {shown} for Minari: {exc}") from None
@@ -136,12 +141,21 @@ def _prefix(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
 
 
-def _values(space: spaces.Space[Any], values: Sequence[Any]) -> Any:
-    """Per-step JSON values as Minari's episode buffers want them (structured spaces split per part)."""
+def _values(space: spaces.Space[Any], values: Any) -> Any:
+    """Per-step values (or the stacked columns of a format 2 trajectory) as Minari's episode buffers want them
+    (structured spaces split per part)."""
     if isinstance(space, spaces.Tuple):
+        if isinstance(values, tuple):  # stacked columns
+            return tuple(_values(sub, values[i]) for i, sub in enumerate(space.spaces))
         return tuple(_values(sub, [v[i] for v in values]) for i, sub in enumerate(space.spaces))
     if isinstance(space, spaces.Dict):
+        if isinstance(values, dict):  # stacked columns
+            return {key: _values(sub, values[key]) for key, sub in space.spaces.items()}
         return {key: _values(sub, [v[key] for v in values]) for key, sub in space.spaces.items()}
+    if isinstance(space, spaces.Text):
+        if not all(isinstance(v, str) for v in values):
+            raise ValueError("values that are not text where the space declares Text")
+        return list(values)
     array = np.asarray(values, dtype=space.dtype)
     if space.shape is not None and array.shape[1:] != space.shape:
         raise ValueError(f"values of shape {list(array.shape[1:])} where the space declares {list(space.shape)}")
@@ -158,8 +172,10 @@ def _buffer(
     cuts = np.zeros(steps, dtype=bool)
     if steps and trajectory.truncated:
         cuts[-1] = True
+    observations = trajectory.observations[: steps + 1]
+    stacked = stacked_values(observations)
     return episode_buffer(
-        observations=_values(observation, list(trajectory.observations[: steps + 1])),
+        observations=_values(observation, list(observations) if stacked is None else stacked),
         actions=_values(action, list(trajectory.actions)),
         rewards=list(trajectory.rewards),
         terminations=ends,
@@ -246,7 +262,12 @@ def write_minari(
     data_path.parent.mkdir(parents=True)
     env_spec = env_spec_for(runs[0][1].spec)
     storage = MinariStorage.new(
-        data_path, observation_space=observation, action_space=action, env_spec=env_spec, data_format="arrow"
+        data_path,
+        observation_space=observation,
+        action_space=action,
+        env_spec=env_spec,
+        data_format="arrow",
+        jpeg_encoding=False,  # images exactly as recorded (Minari's default stores them as lossy JPEG)
     )
     storage.update_metadata(
         {
