@@ -149,8 +149,12 @@ def _image_observations(draw: st.DrawFn) -> list[Any]:
         ]
     if kind == "tuple":
         return [(draw(_arrays(dtype, shape)), draw(_arrays(np.float32, (2,))), draw(_PLAIN)) for _ in range(count)]
-    large = draw(_arrays(dtype, shape))
-    return [large, *(draw(_OTHER_OBSERVATIONS | _arrays(shape=_SMALL_SHAPES)) for _ in range(count - 1))]
+    small = st.dictionaries(st.sampled_from(["a", "b"]), _arrays(shape=_SMALL_SHAPES) | _PLAIN, min_size=1, max_size=2)
+    others = [draw(_OTHER_OBSERVATIONS | _arrays(shape=_SMALL_SHAPES) | small) for _ in range(count - 1)]
+    others.insert(
+        draw(st.integers(0, count - 1)), draw(_arrays(dtype, shape) | st.builds(dict, image=_arrays(dtype, shape)))
+    )
+    return others  # the large array anywhere: earlier steps were recorded before format 2 was known to be needed
 
 
 @settings(max_examples=120, deadline=None)
