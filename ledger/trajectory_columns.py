@@ -490,7 +490,10 @@ def _arrays(table: Any, data: bytes, start: int) -> list[Any]:
     result = []
     offset = start
     for dtype, shape, size in layouts:
-        array = np.frombuffer(data, dtype=dtype, count=size // dtype.itemsize, offset=offset).reshape(shape)
+        try:
+            array = np.frombuffer(data, dtype=dtype, count=size // dtype.itemsize, offset=offset).reshape(shape)
+        except ValueError as exc:  # e.g. a shape whose dimensions overflow although one of them is 0
+            raise SchemaError(f"trajectory Object has an array of impossible shape {_short(shape)}: {exc}") from None
         result.append(array)
         offset += size
     return result

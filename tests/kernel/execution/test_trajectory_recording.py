@@ -157,7 +157,7 @@ def _image_observations(draw: st.DrawFn) -> list[Any]:
     return others  # the large array anywhere: earlier steps were recorded before format 2 was known to be needed
 
 
-@settings(max_examples=120, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(observations=_image_observations(), data=st.data())
 def test_the_recorder_writes_format_2_bytes_equal_to_encode_trajectory(
     observations: list[Any], data: st.DataObject
