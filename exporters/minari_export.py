@@ -18,6 +18,7 @@ to recover, and their datasets record no ``env_spec``.
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -75,6 +76,21 @@ _STORABLE_KINDS: Final = "biuf"
 """Box dtypes Minari can store: bool, signed and unsigned integers, floats (of at most 64 bits)."""
 
 
+_MAX_BROADCAST_VALUES: Final = 2**24
+"""The most values one bound given as a single number may stand for (it allocates what the description does not
+hold)."""
+
+
+def _bounds(raw: Any, shape: tuple[int, ...]) -> np.ndarray[Any, Any]:
+    """A Box bound as described: one value per element, or one value for all of them."""
+    values = np.asarray(raw, dtype=np.float64)
+    if values.ndim:
+        return values.reshape(shape)
+    if math.prod(shape) > _MAX_BROADCAST_VALUES:
+        raise ValueError(f"one bound for {math.prod(shape)} values; at most {_MAX_BROADCAST_VALUES} are accepted")
+    return np.full(shape, float(values))
+
+
 def _box_dtype(raw: object) -> np.dtype[Any]:
     try:
         dtype = np.dtype(str(raw))
@@ -113,8 +129,8 @@ def gym_space(description: Mapping[str, Any], depth: int = 0) -> spaces.Space[An
             return spaces.Discrete(int(description["n"]), start=int(description.get("start", 0)))
         if kind == "Box":
             dtype, shape = _box_dtype(description["dtype"]), _box_shape(description["shape"])
-            low = np.asarray(_bound(description["low"], -np.inf), dtype=np.float64).reshape(shape)
-            high = np.asarray(_bound(description["high"], np.inf), dtype=np.float64).reshape(shape)
+            low = _bounds(_bound(description["low"], -np.inf), shape)
+            high = _bounds(_bound(description["high"], np.inf), shape)
             return spaces.Box(low=low.astype(dtype), high=high.astype(dtype), shape=shape, dtype=dtype)
         if kind == "MultiDiscrete":
             nvec = np.asarray(description["nvec"], dtype=np.int64)
