@@ -1,8 +1,8 @@
 """Image, Dict and Text observations end to end through the real CLI: ``evoledger run`` (the baseline Agent) records
 format 2 trajectories of a 64x64x3 Benchmark, ``evoledger replay --execute`` re-executes them to the same digests,
-``evoledger evaluate --record-to`` records them too, and ``evoledger export`` writes such records as HF
-``datasets`` (an Image feature inside a struct, a string column) and as a Minari dataset (Dict / Box / Discrete /
-Text spaces) that load back equal to the ledger.
+``evoledger evaluate --record-to`` records them too, ``evoledger export`` writes that record as HF ``datasets`` (an
+Image feature inside a struct, a string column), and the Run's export as a Minari dataset (Dict / Box / Discrete /
+Text spaces) loads back equal to the ledger.
 
 The test Benchmark (``tests/support/image_benchmark.py``) is installed the way a third-party package installs one:
 an ``evoledger.benchmarks`` entry point, here a ``.dist-info`` directory put on the subprocesses' PYTHONPATH, so the
@@ -150,27 +150,24 @@ def test_export_hf_gives_an_image_struct_and_text_columns_equal_to_the_ledger(
 
 
 def test_export_minari_writes_the_same_spaces_and_values(
-    image_record: Path, cli_env: dict[str, str], tmp_path: Path
+    image_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    """In-process (the Run records its spec, so no registry is needed): the CLI path is the HF test's."""
     import minari
+    from evoledger.exporters import export_dataset
     from gymnasium import spaces
 
     out = tmp_path / "minari"
-    done = _cli(cli_env, "export", str(image_record), "--out", str(out), "--format", "minari", "--json")
-    assert done.returncode == 0, done.stdout + done.stderr
-    dataset_id = json.loads(done.stdout)["minari_dataset_id"]
-    os.environ["MINARI_DATASETS_PATH"] = str(out)
-    try:
-        dataset = minari.load_dataset(dataset_id)
-    finally:
-        del os.environ["MINARI_DATASETS_PATH"]
+    report = export_dataset([image_run], out, output_format="minari")
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(out))
+    dataset = minari.load_dataset(report.minari_dataset_id)
     space = dataset.observation_space
     assert isinstance(space, spaces.Dict)
     assert isinstance(space["image"], spaces.Box)
     assert space["image"].shape == IMAGE_SHAPE
     assert isinstance(space["mission"], spaces.Text)
     assert isinstance(space["direction"], spaces.Discrete)
-    episodes = _episodes(image_record)
+    episodes = _episodes(image_run)
     assert dataset.total_episodes == len(episodes)
     for episode, (_, _, trajectory) in zip(dataset.iterate_episodes(), episodes, strict=True):
         columns = stacked_values(trajectory.observations)
