@@ -82,6 +82,41 @@ def with_infinities(space: Any, bound: str | None = None) -> Any:
     return space
 
 
+_LISTED_BOUNDS: Final = 64
+"""Box bounds with more values than this are summarised in the card (an image's would fill megabytes)."""
+
+
+def _leaves(value: Any) -> list[Any]:
+    if isinstance(value, list):
+        return [leaf for item in value for leaf in _leaves(item)]
+    return [value]
+
+
+def _compact_bounds(space: Any) -> Any:
+    """A space description whose long Box bounds are summarised: one value when all are equal, else a
+    ``"<n values from a to b>"`` note."""
+    if isinstance(space, dict):
+        is_box = space.get("type") == "Box"
+        result = {}
+        for key, value in space.items():
+            leaves = _leaves(value) if is_box and key in ("low", "high") and isinstance(value, list) else None
+            if leaves is not None and len(leaves) > _LISTED_BOUNDS:
+                result[key] = leaves[0] if all(leaf == leaves[0] for leaf in leaves) else _summary(leaves)
+            else:
+                result[key] = _compact_bounds(value)
+        return result
+    if isinstance(space, list):
+        return [_compact_bounds(item) for item in space]
+    return space
+
+
+def _summary(leaves: list[Any]) -> str:
+    numbers = [leaf for leaf in leaves if isinstance(leaf, int | float) and not isinstance(leaf, bool)]
+    if not numbers:
+        return f"<{len(leaves)} values>"
+    return f"<{len(leaves)} values from {min(numbers)} to {max(numbers)}>"
+
+
 def _quote(text: str) -> str:
     """A YAML double-quoted scalar: JSON's escapes, plus ``\\uXXXX`` for what YAML may not hold raw."""
     quoted = json.dumps(text, ensure_ascii=False)
@@ -293,7 +328,7 @@ def _body(card: CardInput) -> list[str]:
         ),
     ]
     for benchmark in sorted(card.spaces):
-        spaces = json.dumps(with_infinities(card.spaces[benchmark]), indent=2, sort_keys=True)
+        spaces = json.dumps(with_infinities(_compact_bounds(card.spaces[benchmark])), indent=2, sort_keys=True)
         lines += ["", f"Spaces of `{benchmark}`:", "", "```json", spaces, "```"]
     if card.spaces:
         lines += [

@@ -18,6 +18,7 @@ to recover, and their datasets record no ``env_spec``.
 from __future__ import annotations
 
 import inspect
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -32,7 +33,7 @@ from evoledger.exporters.runs import RunFacts
 from evoledger.exporters.trajectories import load_trajectory
 from evoledger.ledger.errors import ConfigError, SchemaError
 from evoledger.ledger.store import Ledger
-from evoledger.ledger.trajectories import Trajectory
+from evoledger.ledger.trajectories import Trajectory, stacked_values
 from gymnasium import registry, spaces
 from gymnasium.envs.registration import EnvSpec, load_env_creator
 
@@ -75,6 +76,21 @@ _STORABLE_KINDS: Final = "biuf"
 """Box dtypes Minari can store: bool, signed and unsigned integers, floats (of at most 64 bits)."""
 
 
+_MAX_BROADCAST_VALUES: Final = 2**24
+"""The most values one bound given as a single number may stand for (it allocates what the description does not
+hold)."""
+
+
+def _bounds(raw: Any, shape: tuple[int, ...]) -> np.ndarray[Any, Any]:
+    """A Box bound as described: one value per element, or one value for all of them."""
+    values = np.asarray(raw, dtype=np.float64)
+    if values.ndim:
+        return values.reshape(shape)
+    if math.prod(shape) > _MAX_BROADCAST_VALUES:
+        raise ValueError(f"one bound for {math.prod(shape)} values; at most {_MAX_BROADCAST_VALUES} are accepted")
+    return np.full(shape, float(values))
+
+
 def _box_dtype(raw: object) -> np.dtype[Any]:
     try:
         dtype = np.dtype(str(raw))
@@ -113,8 +129,8 @@ def gym_space(description: Mapping[str, Any], depth: int = 0) -> spaces.Space[An
             return spaces.Discrete(int(description["n"]), start=int(description.get("start", 0)))
         if kind == "Box":
             dtype, shape = _box_dtype(description["dtype"]), _box_shape(description["shape"])
-            low = np.asarray(_bound(description["low"], -np.inf), dtype=np.float64).reshape(shape)
-            high = np.asarray(_bound(description["high"], np.inf), dtype=np.float64).reshape(shape)
+            low = _bounds(_bound(description["low"], -np.inf), shape)
+            high = _bounds(_bound(description["high"], np.inf), shape)
             return spaces.Box(low=low.astype(dtype), high=high.astype(dtype), shape=shape, dtype=dtype)
         if kind == "MultiDiscrete":
             nvec = np.asarray(description["nvec"], dtype=np.int64)
@@ -125,6 +141,11 @@ def gym_space(description: Mapping[str, Any], depth: int = 0) -> spaces.Space[An
             return spaces.Tuple([gym_space(s, depth + 1) for s in description["spaces"]])
         if kind == "Dict":
             return spaces.Dict({str(k): gym_space(s, depth + 1) for k, s in description["spaces"].items()})
+        if kind == "Text":
+            charset, length = description.get("charset"), int(description.get("min_length", 1))
+            if isinstance(charset, str) and charset:
+                return spaces.Text(int(description["max_length"]), min_length=length, charset=charset)
+            return spaces.Text(int(description["max_length"]), min_length=length)
     except (KeyError, TypeError, ValueError, OverflowError, AttributeError) as exc:
         shown = _prefix(repr(dict(description)))
         raise ConfigError(f"cannot rebuild the space {shown} for Minari: {exc}") from None
@@ -136,12 +157,21 @@ def _prefix(text: str, limit: int = 200) -> str:
     return text if len(text) <= limit else text[:limit] + f"... ({len(text) - limit} more characters)"
 
 
-def _values(space: spaces.Space[Any], values: Sequence[Any]) -> Any:
-    """Per-step JSON values as Minari's episode buffers want them (structured spaces split per part)."""
+def _values(space: spaces.Space[Any], values: Any) -> Any:
+    """Per-step values (or the stacked columns of a format 2 trajectory) as Minari's episode buffers want them
+    (structured spaces split per part)."""
     if isinstance(space, spaces.Tuple):
+        if isinstance(values, tuple):  # stacked columns
+            return tuple(_values(sub, values[i]) for i, sub in enumerate(space.spaces))
         return tuple(_values(sub, [v[i] for v in values]) for i, sub in enumerate(space.spaces))
     if isinstance(space, spaces.Dict):
+        if isinstance(values, dict):  # stacked columns
+            return {key: _values(sub, values[key]) for key, sub in space.spaces.items()}
         return {key: _values(sub, [v[key] for v in values]) for key, sub in space.spaces.items()}
+    if isinstance(space, spaces.Text):
+        if not all(isinstance(v, str) for v in values):
+            raise ValueError("values that are not text where the space declares Text")
+        return list(values)
     array = np.asarray(values, dtype=space.dtype)
     if space.shape is not None and array.shape[1:] != space.shape:
         raise ValueError(f"values of shape {list(array.shape[1:])} where the space declares {list(space.shape)}")
@@ -158,8 +188,10 @@ def _buffer(
     cuts = np.zeros(steps, dtype=bool)
     if steps and trajectory.truncated:
         cuts[-1] = True
+    observations = trajectory.observations[: steps + 1]
+    stacked = stacked_values(observations)
     return episode_buffer(
-        observations=_values(observation, list(trajectory.observations[: steps + 1])),
+        observations=_values(observation, list(observations) if stacked is None else stacked),
         actions=_values(action, list(trajectory.actions)),
         rewards=list(trajectory.rewards),
         terminations=ends,
@@ -246,7 +278,12 @@ def write_minari(
     data_path.parent.mkdir(parents=True)
     env_spec = env_spec_for(runs[0][1].spec)
     storage = MinariStorage.new(
-        data_path, observation_space=observation, action_space=action, env_spec=env_spec, data_format="arrow"
+        data_path,
+        observation_space=observation,
+        action_space=action,
+        env_spec=env_spec,
+        data_format="arrow",
+        jpeg_encoding=False,  # images exactly as recorded (Minari's default stores them as lossy JPEG)
     )
     storage.update_metadata(
         {

@@ -24,7 +24,16 @@ import pyarrow as pa
 from evoledger.exporters.options import Visibility
 from evoledger.exporters.runs import RunFacts, episode_id, stored_events
 from evoledger.exporters.schema import episodes_schema, steps_schema
-from evoledger.exporters.spaces import ColumnChunk, ValueEncoding, encode_values, to_arrow
+from evoledger.exporters.spaces import (
+    ColumnChunk,
+    ValueEncoding,
+    chunk_rows,
+    concat_chunks,
+    encode_values,
+    pad_chunk,
+    slice_chunk,
+    to_arrow,
+)
 from evoledger.exporters.trajectories import load_trajectory
 from evoledger.ledger.errors import SchemaError
 from evoledger.ledger.events import AssessmentFinished, EpisodeFinished, ValidationEpisodeFinished, from_stored
@@ -125,15 +134,6 @@ def episode_count(runs: Sequence[tuple[Ledger, RunFacts]], visibility: Visibilit
     return sum(sum(1 for _ in episode_refs(ledger, facts, visibility)) for ledger, facts in runs)
 
 
-def _concat(chunks: list[ColumnChunk]) -> ColumnChunk:
-    if chunks and isinstance(chunks[0], list):
-        out: list[str | None] = []
-        for chunk in chunks:
-            out.extend(chunk)
-        return out
-    return np.concatenate(chunks)  # type: ignore[arg-type]
-
-
 class StepBatcher:
     """Collects the steps of whole Episodes column-wise and builds record batches of ``batch_rows``+ rows."""
 
@@ -175,18 +175,15 @@ class StepBatcher:
                 f"{ref.where(run_id)}: {exc}; export with --json-spaces to store such "
                 "observations and actions as JSON text"
             ) from None
-        following = obs[1 : steps + 1]
-        if len(obs) == steps:  # the Episode ended without a final observation
+        following = slice_chunk(obs, 1, steps + 1)
+        if chunk_rows(obs) == steps:  # the Episode ended without a final observation
             self._next_null.append(self.rows + steps - 1)
-            if isinstance(following, list):
-                following = [*following, None]
-            else:
-                following = np.concatenate([following, np.zeros((1, *following.shape[1:]), dtype=following.dtype)])
+            following = pad_chunk(following)
         self._labels.append((run_id, ref.episode_id, ref.submission_id, ref.split, ref.policy_failure))
         self._indices.append(ref.index)
         self._counts.append(steps)
         self._ends.append((trajectory.terminated, trajectory.truncated))
-        self._obs.append(obs[:steps])
+        self._obs.append(slice_chunk(obs, 0, steps))
         self._next.append(following)
         self._actions.append(actions)
         self._rewards.append(rewards)
@@ -214,7 +211,7 @@ class StepBatcher:
         if self._next_null:
             null_next = np.zeros(rows, dtype=bool)
             null_next[self._next_null] = True
-        next_chunk = _concat(self._next)
+        next_chunk = concat_chunks(self._next)
         arrays = [
             label(0),
             label(1),
@@ -222,10 +219,10 @@ class StepBatcher:
             label(3),
             pa.array(np.repeat(np.asarray(self._indices, dtype=np.int32), counts)),
             pa.array((np.arange(rows, dtype=np.int64) - np.repeat(starts, counts)).astype(np.int32)),
-            to_arrow(_concat(self._obs), self._obs_enc),
-            to_arrow(_concat(self._actions), self._act_enc),
+            to_arrow(concat_chunks(self._obs), self._obs_enc),
+            to_arrow(concat_chunks(self._actions), self._act_enc),
             pa.array(np.concatenate(self._rewards)),
-            to_arrow(next_chunk, self._obs_enc, mask=null_next if not isinstance(next_chunk, list) else None),
+            to_arrow(next_chunk, self._obs_enc, mask=null_next),
             pa.array(terminated),
             pa.array(truncated),
             label(4),

@@ -11,7 +11,7 @@ from typing import Any, Final
 
 import pyarrow as pa
 from evoledger.exporters.options import ConfigName
-from evoledger.exporters.spaces import ValueEncoding
+from evoledger.exporters.spaces import IMAGE_TYPE, ValueEncoding
 from evoledger.ledger.errors import SchemaError
 
 __all__ = [
@@ -204,6 +204,8 @@ def _list_item(kind: pa.DataType) -> Any:
 
 
 def _feature(kind: pa.DataType) -> dict[str, Any]:
+    if kind == IMAGE_TYPE:  # a PNG image (exporters.spaces): datasets' Image feature
+        return {"dtype": "image"}
     if pa.types.is_struct(kind):
         return {"struct": _fields(kind)}
     if _is_list(kind):

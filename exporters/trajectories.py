@@ -4,7 +4,8 @@
 which alone would cap an export below its target. Trajectory Objects are canonical JSON, which orjson
 parses to the same values several times faster; this module parses with orjson, applies the same
 format checks, and falls back to ``decode_trajectory`` for anything orjson refuses (integers beyond
-64 bits), so both paths accept exactly the same Objects.
+64 bits), so both paths accept exactly the same Objects. Format 2 Objects (arrays stored raw, see
+``ledger.trajectory_columns``) are read by ``decode_trajectory`` itself: they hold no per-step JSON to speed up.
 """
 
 from __future__ import annotations
@@ -15,12 +16,15 @@ import orjson
 from evoledger.ledger.errors import EncodingError, SchemaError
 from evoledger.ledger.store import Ledger
 from evoledger.ledger.trajectories import TRAJECTORY_FORMAT, Trajectory, decode_trajectory
+from evoledger.ledger.trajectory_columns import COLUMNS_MAGIC
 
 __all__ = ["load_trajectory", "read_trajectory"]
 
 
 def read_trajectory(data: bytes) -> Trajectory:
     """Parse a trajectory Object (same result and errors as ``decode_trajectory``, faster)."""
+    if data.startswith(COLUMNS_MAGIC):
+        return decode_trajectory(data)
     try:
         raw: Any = orjson.loads(data)
     except orjson.JSONDecodeError:

@@ -121,3 +121,26 @@ def test_env_spec_comes_from_gymnasium_registry_only() -> None:
     assert env_spec_for(spec({"gymnasium_id": "NoSuchEnv-v0"})) is None
     assert env_spec_for(spec({"gymnasium_id": "CartPole-v1"}, source="evoledger")) is None
     assert env_spec_for(None) is None
+
+
+def test_format_2_tuple_and_text_observations_round_trip_through_minari(
+    synth: SimpleNamespace, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import minari
+    from gymnasium import spaces
+
+    image = {"type": "Box", "shape": [8, 8], "dtype": "uint8", "low": 0, "high": 255}
+    text = {"type": "Text", "min_length": 1, "max_length": 8, "charset": "ab"}
+    space = {"type": "Tuple", "spaces": [image, {"type": "Discrete", "n": 4, "start": 0}, text]}
+    observations = [(np.full((8, 8), t, dtype=np.uint8), t, "ab" * (t + 1)) for t in range(3)]
+    run_dir = synth.run(synth.Run("tuple", [[synth.Episode(observations, [0, 1])]], observation_space=space))
+    report = export_dataset([run_dir], tmp_path / "m", output_format="minari")
+    monkeypatch.setenv("MINARI_DATASETS_PATH", str(tmp_path / "m"))
+    dataset = minari.load_dataset(report.minari_dataset_id)
+    assert isinstance(dataset.observation_space, spaces.Tuple)
+    assert isinstance(dataset.observation_space[2], spaces.Text)
+    (episode,) = list(dataset.iterate_episodes())
+    images, numbers, missions = episode.observations
+    assert np.array_equal(images, np.stack([o[0] for o in observations]))
+    assert numbers.tolist() == [0, 1, 2]
+    assert list(missions) == ["ab", "abab", "ababab"]

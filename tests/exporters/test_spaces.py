@@ -113,3 +113,79 @@ def test_json_columns_hold_json_text(values: list[Any]) -> None:
 
     column = to_arrow(encode_values(values, ValueEncoding("json")), ValueEncoding("json"))
     assert [json.loads(v) for v in column.to_pylist()] == values
+
+
+def _box(shape: list[int], low: Any = 0, high: Any = 255, dtype: str = "uint8") -> dict[str, Any]:
+    def fill(value: Any) -> Any:
+        return np.full(shape, value).tolist()
+
+    return {"type": "Box", "shape": shape, "dtype": dtype, "low": fill(low), "high": fill(high)}
+
+
+@pytest.mark.parametrize(
+    ("space", "label"),
+    [
+        (_box([32, 40, 3]), "image[32][40][3]"),
+        (_box([64, 64]), "image[64][64]"),
+        (_box([32, 32, 4]), "image[32][32][4]"),
+        (_box([7, 7, 3]), "int64[7][7][3]"),  # a MiniGrid grid: small integers, not a picture
+        (_box([32, 32, 3], high=10), "int64[32][32][3]"),
+        (_box([32, 32, 2]), "int64[32][32][2]"),
+        (_box([32, 32, 3], dtype="float32"), "float32[32][32][3]"),
+        ({"type": "Text", "min_length": 1, "max_length": 20, "charset": "ab"}, "string"),
+        (
+            {"type": "Dict", "spaces": {"a": {"type": "Discrete", "n": 2}, "m": {"type": "Text", "max_length": 3}}},
+            "{a: int64, m: string}",
+        ),
+        ({"type": "Dict", "spaces": {"t": {"type": "Tuple", "spaces": []}}}, "{t: json}"),
+    ],
+)
+def test_encoding_for_images_text_and_dicts(space: dict[str, Any], label: str) -> None:
+    assert encoding_for(space).label() == label
+
+
+def test_an_image_column_is_a_lossless_png_image_feature() -> None:
+    from io import BytesIO
+
+    from PIL import Image
+
+    encoding = encoding_for(_box([32, 40, 3]))
+    rng = np.random.default_rng(0)
+    images = rng.integers(0, 256, (3, 32, 40, 3), dtype=np.uint8)
+    column = to_arrow(encode_values(list(images), encoding), encoding, mask=np.array([False, False, True]))
+    assert column.type == pa.struct([pa.field("bytes", pa.binary()), pa.field("path", pa.string())])
+    rows = column.to_pylist()
+    assert rows[2] is None
+    for image, row in zip(images[:2], rows[:2], strict=True):
+        assert np.array_equal(np.asarray(Image.open(BytesIO(row["bytes"]))), image)
+    with pytest.raises(SchemaError, match="shape"):
+        encode_values([np.zeros((32, 40), dtype=np.uint8)], encoding)
+    with pytest.raises(SchemaError, match="uint8 image"):
+        encode_values([np.full((32, 40, 3), 300)], encoding)
+
+
+def test_a_dict_column_is_a_struct_from_rows_or_stacked_columns() -> None:
+    from evoledger.ledger.trajectories import Trajectory, decode_trajectory, encode_trajectory
+
+    space = {
+        "type": "Dict",
+        "spaces": {
+            "image": _box([32, 32, 3]),
+            "direction": {"type": "Discrete", "n": 4},
+            "mission": {"type": "Text", "max_length": 10},
+        },
+    }
+    encoding = encoding_for(space)
+    rows = [{"image": np.full((32, 32, 3), t, dtype=np.uint8), "direction": t, "mission": f"go {t}"} for t in range(3)]
+    stacked = decode_trajectory(encode_trajectory(Trajectory(rows, [0, 0], [0.0, 0.0], True, False))).observations
+    for values in (rows, stacked):
+        column = to_arrow(encode_values(values, encoding), encoding, mask=np.array([False, True, False]))
+        assert column.type == encoding.arrow_type
+        exported = column.to_pylist()
+        assert exported[1] is None
+        assert [r["direction"] for r in (exported[0], exported[2])] == [0, 2]
+        assert [r["mission"] for r in (exported[0], exported[2])] == ["go 0", "go 2"]
+    with pytest.raises(SchemaError, match="without the key 'mission'"):
+        encode_values([{"image": rows[0]["image"], "direction": 1}], encoding)
+    with pytest.raises(SchemaError, match="not text"):
+        encode_values([{**rows[0], "mission": 3}], encoding)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from types import SimpleNamespace
@@ -133,3 +134,39 @@ def test_run_without_submissions_offers_only_the_loadable_configs(synth: SimpleN
     assert message["messages"][0]["role"] == "user"
     assert message["messages"][0]["content"].startswith("# task for cartpole")
     assert (message["reward"], message["submissions"]) == (None, 0)
+
+
+_IMAGE_DICT = {
+    "type": "Dict",
+    "spaces": {
+        "image": {"type": "Box", "shape": [32, 32, 3], "dtype": "uint8", "low": 0, "high": 255},
+        "mission": {"type": "Text", "min_length": 1, "max_length": 10, "charset": "go 0123"},
+    },
+}
+
+
+def _image_steps(count: int) -> list[Any]:
+    import numpy as np
+
+    return [{"image": np.full((32, 32, 3), t, dtype=np.uint8), "mission": f"go {t}"} for t in range(count)]
+
+
+def test_format_2_episodes_export_as_struct_rows_with_a_null_final_observation(
+    synth: SimpleNamespace, tmp_path: Path
+) -> None:
+    import numpy as np
+    from PIL import Image
+
+    failed = synth.Episode(_image_steps(2), [0, 1], terminated=False, status="exception")  # no final observation
+    run_dir = synth.run(synth.Run("pixels", [[synth.Episode(_image_steps(3), [1, 0]), failed]], _IMAGE_DICT))
+    report = export_dataset([run_dir], tmp_path / "out", configs=["steps"])
+    assert report.observation_encoding == "{image: image[32][32][3], mission: string}"
+    rows = _rows(tmp_path / "out", "steps")
+    assert [r["observation"]["mission"] for r in rows] == ["go 0", "go 1", "go 0", "go 1"]
+    assert [r["next_observation"] is None for r in rows] == [False, False, False, True]
+    first = Image.open(io.BytesIO(rows[1]["next_observation"]["image"]["bytes"]))
+    assert np.array_equal(np.asarray(first), np.full((32, 32, 3), 2, dtype=np.uint8))
+    json_report = export_dataset([run_dir], tmp_path / "json", configs=["steps"], json_spaces=True)
+    assert json_report.observation_encoding == "json"
+    (row, *_) = _rows(tmp_path / "json", "steps")
+    assert json.loads(row["observation"]) == {"image": np.zeros((32, 32, 3), dtype=int).tolist(), "mission": "go 0"}
