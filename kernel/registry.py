@@ -9,8 +9,8 @@ extra it needs and its older names (aliases, such as ``cartpole``), which resolv
 including names recorded in existing ledgers. Discovery imports the family modules only, never their heavy
 packages, so every Benchmark is listed whether its extra is installed or not; building one whose extra is missing
 raises :class:`~evoledger.ledger.errors.MissingExtraError` (exit 2, the exact install command).
-Third-party packages add theirs through the ``evoledger.benchmarks`` entry-point group
-(``name = "pkg.module:factory"``).
+Third-party packages add theirs through the ``evoledger.benchmarks`` entry-point group: one Benchmark
+(``name = "pkg.module:factory"``) or a whole family module like ours (``family = "pkg.module"``).
 Where the *user* types a name (``evoledger run``, ``evaluate --benchmark``), an import string
 ``"pkg.module:factory"`` is accepted too, which is how tests register ad-hoc Benchmarks without touching the
 package. A name read from a record (a ledger someone else may have written) is resolved with
@@ -115,7 +115,9 @@ class BenchmarkRegistry:
                     _add_module(found, importlib.import_module(f"{package_name}.{info.name}"))
         if self._group:
             for ep in metadata.entry_points(group=self._group):
-                if ep.name not in found.factories:
+                if not is_import_string(ep.value):  # a whole family module, with its CATALOG
+                    _add_module(found, importlib.import_module(ep.value))
+                elif ep.name not in found.factories:
                     found.factories[ep.name] = ep.value
                     found.entries[ep.name] = CatalogEntry(ep.name, _family_of(ep.name, "plugin"), f"from {ep.value}")
         for entry in found.entries.values():
