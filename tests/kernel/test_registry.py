@@ -89,7 +89,8 @@ def test_an_import_string_names_a_factory_directly() -> None:
     benchmark = default_registry().make("evoledger.benchmarks.classic_control:make_cartpole", {"max_episode_steps": 9})
     assert benchmark.spec.id == "cartpole"
     assert benchmark.spec.max_episode_steps == 9
-    assert load_object("evoledger.benchmarks.toy_text:BENCHMARKS")["toy-text/taxi"] is default_registry().factory("taxi")
+    taxi = load_object("evoledger.benchmarks.toy_text:BENCHMARKS")["toy-text/taxi"]
+    assert taxi is default_registry().factory("taxi")
 
 
 @pytest.mark.parametrize(

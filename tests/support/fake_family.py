@@ -53,7 +53,8 @@ class _FakeTask:
 
 
 BENCHMARKS = {{{FAKE_NAME!r}: make_task}}
-CATALOG = (CatalogEntry({FAKE_NAME!r}, "fake", "a toy counter behind an extra that may be missing", EXTRA, ("fake-old",)),)
+SUMMARY = "a toy counter behind an extra that may be missing"
+CATALOG = (CatalogEntry({FAKE_NAME!r}, "fake", SUMMARY, EXTRA, ("fake-old",)),)
 '''
 
 

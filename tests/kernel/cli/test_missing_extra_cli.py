@@ -22,7 +22,8 @@ from evoledger.tests.support.fake_family import FAKE_EXTRA, FAKE_NAME, FakeFamil
 
 _CLI = [sys.executable, "-c", "import sys; from evoledger.kernel.cli import main; sys.exit(main())"]
 _INSTALL = f"pip install 'evoledger[{FAKE_EXTRA}]'"
-_SMALL_RUN = ["--agent", "baseline", "--validation-episodes", "0", "--assessment-episodes", "1", "--episode-budget", "2"]
+_SMALL_RUN = ["--agent", "baseline", "--validation-episodes", "0", "--assessment-episodes", "1"]
+_SMALL_RUN += ["--episode-budget", "2"]
 
 
 def _cli(family: FakeFamily, *args: str, cwd: Path, installed: bool) -> subprocess.CompletedProcess[str]:
