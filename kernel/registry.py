@@ -274,8 +274,12 @@ def _unknown(name: str, found: _Found, families: list[str]) -> UnknownNameError:
 
 
 def _model_named(factory: BenchmarkFactory, exc: ValidationError) -> type[BaseModel] | None:
-    """The config model a factory's :class:`ValidationError` names, looked up where the factory was defined."""
-    found = getattr(factory, "__globals__", {}).get(exc.title)
+    """The config model a factory's :class:`ValidationError` names, looked up where the factory was defined.
+
+    A ``functools.partial`` (one function serving a family's tasks) is looked up where its function was defined.
+    """
+    defined = getattr(factory, "func", factory)
+    found = getattr(defined, "__globals__", {}).get(exc.title)
     return found if isinstance(found, type) and issubclass(found, BaseModel) else None
 
 

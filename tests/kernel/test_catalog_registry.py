@@ -174,3 +174,34 @@ def test_an_unknown_name_suggests_by_task_and_names_every_family() -> None:
     with pytest.raises(UnknownNameError) as by_task:
         default_registry().make("acrobt")
     assert by_task.value.suggestion == "classic-control/acrobot"
+
+
+def test_the_settings_model_of_a_partial_factory_is_found(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A family often registers one function per task through functools.partial: its --set keys are still known."""
+    package = f"evocat_{tmp_path.name.replace('-', '_')}"
+    _package(
+        tmp_path,
+        package,
+        """
+        import functools
+        from evoledger.benchmarks.toy import make_toy_counter
+        from pydantic import BaseModel, ConfigDict
+
+        class PartialSettings(BaseModel):
+            model_config = ConfigDict(extra="forbid")
+            max_episode_steps: int = 5
+
+        def _make(task, **config):
+            PartialSettings.model_validate(config)
+            return make_toy_counter(**config)
+
+        BENCHMARKS = {"p/a": functools.partial(_make, "a")}
+        """,
+    )
+    monkeypatch.syspath_prepend(str(tmp_path))
+    registry = BenchmarkRegistry(packages=(package,), entry_point_group=None)
+    model = registry.config_model("p/a")
+    assert model is not None
+    assert model.__name__ == "PartialSettings"
+    with pytest.raises(ConfigError, match=r"valid keys: max_episode_steps"):
+        registry.make("p/a", {"max_episode_step": 3})
