@@ -58,8 +58,9 @@ def test_a_short_hill_climb_run_finishes_with_a_selected_candidate_on_every_benc
         seed=5,
         agent_isolation="local",
     )
-    result = run(config, record_to=run_root / name.replace("/", "-"))
-    log = (run_root / name / "host" / "agent-1" / "stdout.log").read_text(encoding="utf-8")
+    folder = run_root / name.replace("/", "-")  # family/task: one folder
+    result = run(config, record_to=folder)
+    log = (folder / "host" / "agent-1" / "stdout.log").read_text(encoding="utf-8")
     assert result.reason == "finished", log
     assert result.selected is not None, log
     assert result.assessment_score is not None
