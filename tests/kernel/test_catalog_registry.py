@@ -205,3 +205,19 @@ def test_the_settings_model_of_a_partial_factory_is_found(tmp_path: Path, monkey
     assert model.__name__ == "PartialSettings"
     with pytest.raises(ConfigError, match=r"valid keys: max_episode_steps"):
         registry.make("p/a", {"max_episode_step": 3})
+
+
+def test_a_worker_without_the_extra_reports_the_install_command_as_a_config_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An executor built by hand (nothing checked first): the worker's MissingExtraError is the user's, exit 2."""
+    from evoledger.kernel.execution import LocalExecutor
+
+    family = install_fake_family(tmp_path)
+    monkeypatch.setenv("PYTHONPATH", family.pythonpath(installed=False))
+    with (
+        pytest.raises(ConfigError, match=rf"needs the optional extra '{FAKE_EXTRA}'.*pip install") as caught,
+        LocalExecutor(BenchmarkRef(name=FAKE_NAME), isolation="local"),
+    ):
+        pass
+    assert caught.value.exit_code == 2
