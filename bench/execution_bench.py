@@ -250,7 +250,7 @@ def _stepping(root: Path, episodes: int, runs: int) -> dict[str, dict[str, float
     cases: list[tuple[str, BenchmarkRef, str, Callable[[int], tuple[float, float]]]] = [
         ("toy-counter", BenchmarkRef(name="toy-counter", config=_LONG_TOY), TRIVIAL_POLICY, _in_process_toy)
     ]
-    if "cartpole" in default_registry().names():
+    if default_registry().knows("cartpole"):
         cases.append(("cartpole", BenchmarkRef(name="cartpole"), CARTPOLE_POLICY, _in_process_cartpole))
     figures: dict[str, dict[str, float]] = {}
     for name, ref, source, in_process in cases:
@@ -370,7 +370,7 @@ def scaling(root: Path, episodes: int, runs: int) -> None:
 def isolation(root: Path, episodes: int, runs: int) -> None:
     print("4. isolation: bwrap vs local, same run, alternating (cartpole, workers=1)")
     bwrap, why_not = probe_bwrap()
-    if bwrap is None or "cartpole" not in default_registry().names():
+    if bwrap is None or not default_registry().knows("cartpole"):
         print(f"   skipped: {why_not or 'cartpole is not registered'}")
         return
     ref = BenchmarkRef(name="cartpole")

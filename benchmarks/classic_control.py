@@ -23,11 +23,12 @@ from typing import Any, Final
 import numpy as np
 from evoledger.benchmarks._shipped import shipped
 from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymTask
-from evoledger.kernel.authoring import EpisodeRecord
+from evoledger.kernel.authoring import CatalogEntry, EpisodeRecord
 from pydantic import Field
 
 __all__ = [
     "BENCHMARKS",
+    "CATALOG",
     "PENDULUM_MAX_STEP_COST",
     "Acrobot",
     "CartPole",
@@ -252,9 +253,44 @@ def make_pendulum(**config: Any) -> Pendulum:
 
 
 BENCHMARKS = {
-    "cartpole": make_cartpole,
-    "acrobot": make_acrobot,
-    "mountain-car": make_mountain_car,
-    "mountain-car-continuous": make_mountain_car_continuous,
-    "pendulum": make_pendulum,
+    "classic-control/cartpole": make_cartpole,
+    "classic-control/acrobot": make_acrobot,
+    "classic-control/mountain-car": make_mountain_car,
+    "classic-control/mountain-car-continuous": make_mountain_car_continuous,
+    "classic-control/pendulum": make_pendulum,
 }
+
+CATALOG = (
+    CatalogEntry(
+        "classic-control/cartpole",
+        "classic-control",
+        "CartPole-v1: balance a pole on a moving cart",
+        None,
+        ("cartpole",),
+    ),
+    CatalogEntry(
+        "classic-control/acrobot", "classic-control", "Acrobot-v1: swing a two-link arm up", None, ("acrobot",)
+    ),
+    CatalogEntry(
+        "classic-control/mountain-car",
+        "classic-control",
+        "MountainCar-v0: rock an underpowered car up a hill (discrete pushes)",
+        None,
+        ("mountain-car",),
+    ),
+    CatalogEntry(
+        "classic-control/mountain-car-continuous",
+        "classic-control",
+        "MountainCarContinuous-v0: drive an underpowered car up a hill (continuous force)",
+        None,
+        ("mountain-car-continuous",),
+    ),
+    CatalogEntry(
+        "classic-control/pendulum",
+        "classic-control",
+        "Pendulum-v1: swing a pendulum up and hold it",
+        None,
+        ("pendulum",),
+    ),
+)
+"""The catalogue rows of :data:`BENCHMARKS`: the core install runs them (no extra); old names are aliases."""

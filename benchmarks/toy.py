@@ -36,6 +36,7 @@ from evoledger.kernel.authoring import (
     Artifact,
     BenchmarkPrograms,
     BenchmarkSpec,
+    CatalogEntry,
     EpisodeRecord,
     EpisodeSpec,
     Feedback,
@@ -54,6 +55,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "BENCHMARKS",
+    "CATALOG",
     "ToyBenchmark",
     "ToyConfig",
     "ToyCounterConfig",
@@ -348,7 +350,14 @@ def make_toy_structured(**config: Any) -> ToyBenchmark:
 
 
 BENCHMARKS = {
-    "toy-counter": make_toy_counter,
-    "toy-continuous": make_toy_continuous,
-    "toy-structured": make_toy_structured,
+    "toy/counter": make_toy_counter,
+    "toy/continuous": make_toy_continuous,
+    "toy/structured": make_toy_structured,
 }
+
+CATALOG = (
+    CatalogEntry("toy/counter", "toy", "guess a hidden integer (Discrete actions); for tests", None, ("toy-counter",)),
+    CatalogEntry("toy/continuous", "toy", "reach a hidden point (Box actions); for tests", None, ("toy-continuous",)),
+    CatalogEntry("toy/structured", "toy", "walk a grid (Dict observations); for tests", None, ("toy-structured",)),
+)
+"""The catalogue rows of :data:`BENCHMARKS` (no extra; the old names are aliases)."""

@@ -24,11 +24,12 @@ from typing import Any, Final, Literal
 
 from evoledger.benchmarks._shipped import shipped
 from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymTask
-from evoledger.kernel.authoring import EpisodeRecord
+from evoledger.kernel.authoring import CatalogEntry, EpisodeRecord
 from pydantic import Field
 
 __all__ = [
     "BENCHMARKS",
+    "CATALOG",
     "FROZEN_LAKE_MAPS",
     "Blackjack",
     "BlackjackConfig",
@@ -309,9 +310,38 @@ def make_taxi(**config: Any) -> Taxi:
 
 
 BENCHMARKS = {
-    "blackjack": make_blackjack,
-    "cliff-walking": make_cliff_walking,
-    "frozen-lake": make_frozen_lake,
-    "frozen-lake-8x8": make_frozen_lake_8x8,
-    "taxi": make_taxi,
+    "toy-text/blackjack": make_blackjack,
+    "toy-text/cliff-walking": make_cliff_walking,
+    "toy-text/frozen-lake": make_frozen_lake,
+    "toy-text/frozen-lake-8x8": make_frozen_lake_8x8,
+    "toy-text/taxi": make_taxi,
 }
+
+CATALOG = (
+    CatalogEntry(
+        "toy-text/blackjack", "toy-text", "Blackjack-v1: hit or stick against the dealer", None, ("blackjack",)
+    ),
+    CatalogEntry(
+        "toy-text/cliff-walking",
+        "toy-text",
+        "CliffWalking-v1: walk along a cliff edge to the goal without falling",
+        None,
+        ("cliff-walking",),
+    ),
+    CatalogEntry(
+        "toy-text/frozen-lake",
+        "toy-text",
+        "FrozenLake-v1: cross slippery ice to the goal, avoiding holes (4x4 map, configurable)",
+        None,
+        ("frozen-lake",),
+    ),
+    CatalogEntry(
+        "toy-text/frozen-lake-8x8",
+        "toy-text",
+        "FrozenLake-v1 on the 8x8 map: cross slippery ice to the goal, avoiding holes",
+        None,
+        ("frozen-lake-8x8",),
+    ),
+    CatalogEntry("toy-text/taxi", "toy-text", "Taxi-v4: pick a passenger up and drop them off", None, ("taxi",)),
+)
+"""The catalogue rows of :data:`BENCHMARKS`: the core install runs them (no extra); old names are aliases."""

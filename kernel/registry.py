@@ -2,8 +2,15 @@
 
 The kernel never imports a concrete Benchmark statically. A Benchmark module in the
 ``evoledger.benchmarks`` package declares a module-level ``BENCHMARKS`` mapping of names to factories
-(``factory(**config) -> Benchmark``); adding a Benchmark is adding one module. Third-party packages
-add theirs through the ``evoledger.benchmarks`` entry-point group (``name = "pkg.module:factory"``).
+(``factory(**config) -> Benchmark``); adding a Benchmark is adding one module. Names follow one scheme,
+``family/task`` (``classic-control/cartpole``, ``mujoco/half-cheetah``). The module's ``CATALOG``
+(:class:`~evoledger.kernel.authoring.CatalogEntry` rows) gives each name its family, one-line summary, the optional
+extra it needs and its older names (aliases, such as ``cartpole``), which resolve everywhere a name is accepted,
+including names recorded in existing ledgers. Discovery imports the family modules only, never their heavy
+packages, so every Benchmark is listed whether its extra is installed or not; building one whose extra is missing
+raises :class:`~evoledger.ledger.errors.MissingExtraError` (exit 2, the exact install command).
+Third-party packages add theirs through the ``evoledger.benchmarks`` entry-point group: one Benchmark
+(``name = "pkg.module:factory"``) or a whole family module like ours (``family = "pkg.module"``).
 Where the *user* types a name (``evoledger run``, ``evaluate --benchmark``), an import string
 ``"pkg.module:factory"`` is accepted too, which is how tests register ad-hoc Benchmarks without touching the
 package. A name read from a record (a ledger someone else may have written) is resolved with
@@ -15,11 +22,12 @@ from __future__ import annotations
 
 import difflib
 import importlib
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from importlib import metadata
 from typing import Any, Final
 
-from evoledger.kernel.authoring import Benchmark
+from evoledger.kernel.authoring import Benchmark, CatalogEntry
 from evoledger.ledger.errors import ConfigError, InputError, UnknownNameError
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
@@ -73,6 +81,15 @@ class BenchmarkRef(BaseModel):
     config: dict[str, Any] = Field(default_factory=dict)
 
 
+@dataclass(frozen=True, slots=True)
+class _Found:
+    """What discovery found: factories and catalogue rows by registered name, and each alias's name."""
+
+    factories: dict[str, BenchmarkFactory | str] = field(default_factory=dict)
+    entries: dict[str, CatalogEntry] = field(default_factory=dict)
+    aliases: dict[str, str] = field(default_factory=dict)
+
+
 class BenchmarkRegistry:
     """Benchmarks by name, discovered lazily from packages and entry points on first use."""
 
@@ -83,37 +100,80 @@ class BenchmarkRegistry:
     ) -> None:
         self._packages = packages
         self._group = entry_point_group
-        self._factories: dict[str, BenchmarkFactory | str] | None = None
+        self._found: _Found | None = None
 
-    def _discover(self) -> dict[str, BenchmarkFactory | str]:
-        if self._factories is not None:
-            return self._factories
+    def _discover(self) -> _Found:
+        if self._found is not None:
+            return self._found
         import pkgutil  # only now: the executor imports this module before it starts its workers
 
-        found: dict[str, BenchmarkFactory | str] = {}
+        found = _Found()
         for package_name in self._packages:
             package = importlib.import_module(package_name)
             for info in sorted(pkgutil.iter_modules(package.__path__), key=lambda i: i.name):
-                if info.name.startswith("_"):
-                    continue
-                module = importlib.import_module(f"{package_name}.{info.name}")
-                declared: Mapping[str, BenchmarkFactory] = getattr(module, "BENCHMARKS", {})
-                for name, factory in declared.items():
-                    if name in found:
-                        raise ConfigError(f"benchmark name {name!r} is registered twice (second in {module.__name__})")
-                    found[name] = factory
+                if not info.name.startswith("_"):
+                    _add_module(found, importlib.import_module(f"{package_name}.{info.name}"))
         if self._group:
             for ep in metadata.entry_points(group=self._group):
-                found.setdefault(ep.name, ep.value)
-        self._factories = found
+                if not is_import_string(ep.value):  # a whole family module, with its CATALOG
+                    _add_module(found, importlib.import_module(ep.value))
+                elif ep.name not in found.factories:
+                    found.factories[ep.name] = ep.value
+                    found.entries[ep.name] = CatalogEntry(ep.name, _family_of(ep.name, "plugin"), f"from {ep.value}")
+        for entry in found.entries.values():
+            for alias in entry.aliases:
+                if alias in found.factories or alias in found.aliases:
+                    raise ConfigError(f"benchmark alias {alias!r} of {entry.name!r} is already a name or an alias")
+                found.aliases[alias] = entry.name
+        self._found = found
         return found
 
     def names(self) -> list[str]:
-        """All registered names, sorted."""
-        return sorted(self._discover())
+        """Every registered name (``family/task``, aliases excluded), sorted, whether its extra is installed or not."""
+        return sorted(self._discover().factories)
+
+    def entries(self) -> list[CatalogEntry]:
+        """The catalogue row of every registered name, sorted by name."""
+        found = self._discover()
+        return [found.entries[name] for name in sorted(found.entries)]
+
+    def families(self) -> list[str]:
+        """Every family that registers a Benchmark, sorted."""
+        return sorted({entry.family for entry in self._discover().entries.values()})
+
+    def knows(self, name: str) -> bool:
+        """Whether ``name`` is a registered name or an alias of one (an import string is not)."""
+        found = self._discover()
+        return name in found.factories or name in found.aliases
+
+    def canonical(self, name: str) -> str:
+        """The registered name ``name`` is, or is an alias of; else :class:`UnknownNameError` with close matches."""
+        found = self._discover()
+        if name in found.factories:
+            return name
+        if name in found.aliases:
+            return found.aliases[name]
+        raise _unknown(name, found, self.families())
+
+    def entry(self, name: str) -> CatalogEntry:
+        """The catalogue row of ``name`` (a registered name or an alias)."""
+        return self._discover().entries[self.canonical(name)]
+
+    def check_installed(self, name: str) -> None:
+        """Raise :class:`MissingExtraError` (the install command) if ``name`` is registered and its extra is missing.
+
+        Names that are not registered (import strings, unknown names) are left to the factory to judge.
+        """
+        if self.knows(name):
+            entry = self.entry(name)
+            if entry.extra is not None:
+                entry.extra.require(entry.name)
 
     def factory(self, name: str, *, allow_import: bool = True) -> BenchmarkFactory:
-        """The factory registered under ``name`` (or named by an import string, if ``allow_import``)."""
+        """The factory registered under ``name`` (or named by an import string, if ``allow_import``).
+
+        Raises :class:`MissingExtraError` when the Benchmark's optional extra is not installed.
+        """
         if is_import_string(name):
             if not allow_import:
                 raise UntrustedRecordError(
@@ -121,13 +181,13 @@ class BenchmarkRegistry:
                     "the record; pass --trust-recorded-benchmark if you trust whoever wrote it"
                 )
             return load_object(name)  # type: ignore[no-any-return]
-        factories = self._discover()
-        if name not in factories:
-            raise UnknownNameError("benchmark", name, factories)
-        entry = factories[name]
+        canonical = self.canonical(name)
+        self.check_installed(canonical)
+        factories = self._discover().factories
+        entry = factories[canonical]
         if isinstance(entry, str):
             entry = load_object(entry)
-            factories[name] = entry
+            factories[canonical] = entry
         return entry
 
     def make(self, name: str, config: Mapping[str, Any] | None = None, *, allow_import: bool = True) -> Benchmark:
@@ -166,11 +226,60 @@ class BenchmarkRegistry:
 
 
 _PROBE: Final = "__evoledger_no_such_setting__"
+_CLOSE: Final = 5
+"""How many close names an unknown Benchmark name's error suggests."""
+
+
+def _family_of(name: str, default: str) -> str:
+    """The ``family`` of a ``family/task`` name, else ``default``."""
+    family, slash, _ = name.partition("/")
+    return family if slash and family else default
+
+
+def _add_module(found: _Found, module: Any) -> None:
+    """Register a module's ``BENCHMARKS`` with their ``CATALOG`` rows (a name without one gets a plain row)."""
+    declared: Mapping[str, BenchmarkFactory] = getattr(module, "BENCHMARKS", {})
+    catalog: Iterable[CatalogEntry] = getattr(module, "CATALOG", ())
+    rows = {entry.name: entry for entry in catalog}
+    unregistered = sorted(rows.keys() - declared.keys())
+    if unregistered:
+        raise ConfigError(
+            f"{module.__name__}: CATALOG lists {unregistered[0]!r}, which its BENCHMARKS does not register"
+        )
+    family = module.__name__.rpartition(".")[2].replace("_", "-")
+    for name, factory in declared.items():
+        if name in found.factories:
+            raise ConfigError(f"benchmark name {name!r} is registered twice (second in {module.__name__})")
+        found.factories[name] = factory
+        summary = (getattr(factory, "__doc__", None) or "").strip().partition("\n")[0]
+        found.entries[name] = rows.get(name) or CatalogEntry(name, _family_of(name, family), summary)
+
+
+def _unknown(name: str, found: _Found, families: list[str]) -> UnknownNameError:
+    """An unknown Benchmark name: the few closest names (matched whole and by task) and how to list them all."""
+    lowered = name.lower()
+    by_task = {n.partition("/")[2] or n: n for n in found.factories}
+    close = [
+        *difflib.get_close_matches(lowered, list(found.factories), n=_CLOSE, cutoff=0.6),
+        *(by_task[t] for t in difflib.get_close_matches(lowered, list(by_task), n=_CLOSE, cutoff=0.6)),
+        *(found.aliases[a] for a in difflib.get_close_matches(lowered, list(found.aliases), n=_CLOSE, cutoff=0.6)),
+        *(n for n in sorted(found.factories) if lowered and lowered in n),
+    ]
+    unique = list(dict.fromkeys(close))[:_CLOSE]
+    see = (
+        f"List them with: evoledger benchmarks --family FAMILY (one of {', '.join(families)}) "
+        "or evoledger benchmarks --search WORD."
+    )
+    return UnknownNameError("benchmark", name, found.factories, close=unique, see=see)
 
 
 def _model_named(factory: BenchmarkFactory, exc: ValidationError) -> type[BaseModel] | None:
-    """The config model a factory's :class:`ValidationError` names, looked up where the factory was defined."""
-    found = getattr(factory, "__globals__", {}).get(exc.title)
+    """The config model a factory's :class:`ValidationError` names, looked up where the factory was defined.
+
+    A ``functools.partial`` (one function serving a family's tasks) is looked up where its function was defined.
+    """
+    defined = getattr(factory, "func", factory)
+    found = getattr(defined, "__globals__", {}).get(exc.title)
     return found if isinstance(found, type) and issubclass(found, BaseModel) else None
 
 

@@ -95,12 +95,20 @@ class SnapshotError(InputError):
 class UnknownNameError(InputError, LookupError):
     """A name looked up in a registry does not exist."""
 
-    def __init__(self, what: str, name: str, known: Iterable[str]) -> None:
+    def __init__(
+        self, what: str, name: str, known: Iterable[str], *, close: list[str] | None = None, see: str | None = None
+    ) -> None:
+        """``known`` are listed in full, unless ``see`` says where to find them: then only ``close``, the nearest."""
         known_list = sorted(known)
-        close = difflib.get_close_matches(name, known_list, n=1, cutoff=0.5)
+        if close is None:
+            close = difflib.get_close_matches(name, known_list, n=1, cutoff=0.5)
         hint = f" Did you mean {close[0]!r}?" if close else ""
-        listing = ", ".join(known_list) if known_list else "(none registered)"
-        super().__init__(f"unknown {what} {name!r}.{hint} Known {what}s: {listing}.")
+        if see is None:
+            listing = ", ".join(known_list) if known_list else "(none registered)"
+            super().__init__(f"unknown {what} {name!r}.{hint} Known {what}s: {listing}.")
+        else:
+            others = f" Close matches: {', '.join(close)}." if len(close) > 1 else ""
+            super().__init__(f"unknown {what} {name!r}.{hint}{others} {see}")
         self.what = what
         self.name = name
         self.suggestion = close[0] if close else None

@@ -5,7 +5,9 @@ hash) but not its spaces, which typed dataset columns and Minari need. The expor
 Benchmark registry for them: by *registered name only* (nothing a record names is imported), built with
 the default settings, then with the recorded parameters that are its ``--set`` settings, and accepted
 only when the built Benchmark's parameter hash equals the recorded one, so the spaces are exactly those
-the Episodes were played in. Otherwise there is no spec and the exporter stores JSON text.
+the Episodes were played in. Otherwise there is no spec and the exporter stores JSON text. A registered Benchmark
+whose family's optional extra is not installed is a :class:`~evoledger.ledger.errors.MissingExtraError` (the
+install command), not a silent fallback to JSON text.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ _NOT_SETTINGS: Final = frozenset({"gymnasium_id"})
 def registered_spec(identity: BenchmarkIdentity, registry: BenchmarkRegistry | None = None) -> dict[str, Any] | None:
     """The spec of the registered Benchmark ``identity`` names, if its parameters hash matches; else ``None``."""
     chosen = registry or default_registry()
-    if is_import_string(identity.id) or identity.id not in chosen.names():
+    if is_import_string(identity.id) or not chosen.knows(identity.id):  # a spec id is a registered name or alias
         return None
+    chosen.check_installed(identity.id)  # MissingExtraError: the spaces need the family's extra
     params = {k: v for k, v in identity.params.items() if k not in _NOT_SETTINGS}
     try:
         model = chosen.config_model(identity.id)

@@ -21,7 +21,7 @@ from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run, resu
 from evoledger.kernel.cli.run_summary import print_summary, seed_line
 from evoledger.kernel.cli.terminal_text import markup
 from evoledger.kernel.execution import resolve_isolation
-from evoledger.kernel.registry import BenchmarkRef
+from evoledger.kernel.registry import BenchmarkRef, default_registry
 from evoledger.kernel.run import RunConfig, run
 from rich.console import Console
 
@@ -57,7 +57,7 @@ RUN_OPTIONS: Final = config_options(RunConfig, flags=RUN_FLAGS, flatten=("limits
     "--record-to",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
-    help="Run directory (default: runs/<benchmark>, or runs/<benchmark>-<seed> with --seed).",
+    help="Run directory (default: runs/<benchmark>, or runs/<benchmark>-<seed> with --seed; '/' becomes '-').",
 )
 @config_option_decorator(RUN_OPTIONS)
 @signing_key_option
@@ -94,8 +94,10 @@ def run_command(
         }
     )
     check_agent_program(make_agent(config.agent.name), model=config.agent.model, extra_args=config.agent.args)
+    default_registry().check_installed(benchmark)  # a missing extra: one line with its install command, first
     key = resolve_signing_key(signing_key)  # a bad key is refused before anything is created
-    stem = benchmark if config.seed is None else f"{benchmark}-{config.seed}"
+    flat = benchmark.replace("/", "-")  # family/task: runs/family-task, one folder
+    stem = flat if config.seed is None else f"{flat}-{config.seed}"
     taken = record_to is None and (Path("runs") / stem).exists()
     record_to = record_to or _fresh_dir(Path("runs"), stem)
     console = Console(stderr=True)

@@ -214,7 +214,7 @@ def _startup_error(worker: _Worker, frame: bytes) -> Exception:
         return InfraError(f"worker {worker.slot} failed to start and sent an unreadable report")
     if name == "UntrustedRecordError":
         return UntrustedRecordError(f"the worker refused the Benchmark: {message}")
-    if name in ("UnknownNameError", "ConfigError", "InputError", "ValidationError"):
+    if name in ("UnknownNameError", "ConfigError", "MissingExtraError", "InputError", "ValidationError"):
         return ConfigError(f"the worker could not build the Benchmark: {message}")
     return InfraError(f"worker {worker.slot} failed to start: {name}: {message}")
 

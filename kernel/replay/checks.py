@@ -46,7 +46,7 @@ from typing import Any, cast
 
 from evoledger.kernel.authoring import EpisodeSpec, Split
 from evoledger.kernel.planning import PlannedEpisode, plan_commitment
-from evoledger.kernel.registry import UntrustedRecordError, is_import_string, resolve_recorded
+from evoledger.kernel.registry import UntrustedRecordError, default_registry, is_import_string, resolve_recorded
 from evoledger.kernel.replay.execution_check import check_execution
 from evoledger.kernel.replay.log_pass import FoldedLog, fold_log, fold_projections
 from evoledger.kernel.replay.plan_check import plan_findings
@@ -229,7 +229,8 @@ def replay(
     ``isolation``: how ``execute`` runs the recorded Programs (never taken from the record, which is untrusted).
     ``trust_benchmark``: the user trusts the record's author, so a Benchmark it names by import string may be
     imported (to learn the score direction, re-derive the plan and, with ``execute``, re-run Episodes).
-    Without it, ``execute`` of such a record raises :class:`UntrustedRecordError` before anything runs.
+    Without it, ``execute`` of such a record raises :class:`UntrustedRecordError` before anything runs, as it raises
+    :class:`~evoledger.ledger.errors.MissingExtraError` for a registered Benchmark whose optional extra is missing.
     ``workers`` (else the record's figure) is capped by this machine's CPUs.
 
     ``parallel``: run checks 1-2 in a forked second process while this one runs check 3
@@ -253,6 +254,8 @@ def replay(
         try:
             if execute and not trust_benchmark:
                 _refuse_untrusted_execution(record)
+            if execute and record.config is not None:  # MissingExtraError (the install command) before any check
+                default_registry().check_installed(record.config.benchmark.name)
             integrity, protocol, report, projection_result, rebuilt, run_result = _checks_1_to_3(
                 root, record, rebuild, parallel, trust_benchmark
             )

@@ -17,46 +17,65 @@ from evoledger.kernel.registry import (
 from evoledger.ledger.errors import ConfigError, InputError, UnknownNameError
 from pydantic import ValidationError
 
-GYMNASIUM_NAMES = {
-    "acrobot",
-    "blackjack",
-    "cartpole",
-    "cliff-walking",
-    "frozen-lake",
-    "frozen-lake-8x8",
-    "mountain-car",
-    "mountain-car-continuous",
-    "pendulum",
-    "taxi",
+GYMNASIUM_NAMES = {  # today's names (aliases) and their family/task names
+    "acrobot": "classic-control/acrobot",
+    "blackjack": "toy-text/blackjack",
+    "cartpole": "classic-control/cartpole",
+    "cliff-walking": "toy-text/cliff-walking",
+    "frozen-lake": "toy-text/frozen-lake",
+    "frozen-lake-8x8": "toy-text/frozen-lake-8x8",
+    "mountain-car": "classic-control/mountain-car",
+    "mountain-car-continuous": "classic-control/mountain-car-continuous",
+    "pendulum": "classic-control/pendulum",
+    "taxi": "toy-text/taxi",
 }
 
 
 def test_packaged_benchmarks_are_listed_sorted() -> None:
     names = default_registry().names()
     assert names == sorted(names)
-    assert set(names) >= GYMNASIUM_NAMES
+    assert set(names) >= set(GYMNASIUM_NAMES.values())
+    assert not set(names) & set(GYMNASIUM_NAMES)  # aliases are not listed as names
     assert "gym_adapter" not in names
     assert "_shipped" not in names
 
 
-@pytest.mark.parametrize("name", sorted(GYMNASIUM_NAMES))
-def test_every_packaged_name_builds_a_benchmark_with_that_id(name: str) -> None:
+@pytest.mark.parametrize(("alias", "name"), sorted(GYMNASIUM_NAMES.items()))
+def test_every_packaged_name_and_its_alias_build_the_same_benchmark_with_the_old_id(alias: str, name: str) -> None:
     benchmark = default_registry().make(name)
     assert isinstance(benchmark, Benchmark)
-    assert benchmark.spec.id == name
+    assert benchmark.spec.id == alias  # the spec (id, parameters digest) did not change with the name
+    assert default_registry().make(alias).spec == benchmark.spec
+    assert default_registry().canonical(alias) == name
+    assert default_registry().entry(alias).aliases == (alias,)
 
 
 @pytest.mark.parametrize(
-    ("typo", "suggestion"), [("cartpol", "cartpole"), ("frozenlake", "frozen-lake"), ("txi", "taxi")]
+    ("typo", "suggestion"),
+    [
+        ("cartpol", "classic-control/cartpole"),
+        ("frozenlake", "toy-text/frozen-lake"),
+        ("txi", "toy-text/taxi"),
+        ("classic-control/cartpol", "classic-control/cartpole"),
+    ],
 )
 def test_a_typo_is_an_unknown_name_error_with_a_suggestion(typo: str, suggestion: str) -> None:
     with pytest.raises(UnknownNameError) as caught:
         default_registry().make(typo)
     assert caught.value.suggestion == suggestion
     assert f"Did you mean {suggestion!r}?" in str(caught.value)
-    assert "cartpole" in str(caught.value)  # the known names are listed
+    assert "evoledger benchmarks --family FAMILY (one of classic-control, " in str(caught.value)
     assert isinstance(caught.value, InputError)
     assert isinstance(caught.value, LookupError)
+
+
+def test_an_unknown_name_lists_a_few_close_matches_not_every_name() -> None:
+    with pytest.raises(UnknownNameError) as caught:
+        default_registry().make("mountain")
+    message = str(caught.value)
+    assert "Close matches: classic-control/mountain-car, classic-control/mountain-car-continuous." in message
+    assert "toy-text/taxi" not in message
+    assert "evoledger benchmarks --search WORD" in message
 
 
 def test_a_name_nothing_resembles_gets_no_suggestion() -> None:
@@ -70,7 +89,8 @@ def test_an_import_string_names_a_factory_directly() -> None:
     benchmark = default_registry().make("evoledger.benchmarks.classic_control:make_cartpole", {"max_episode_steps": 9})
     assert benchmark.spec.id == "cartpole"
     assert benchmark.spec.max_episode_steps == 9
-    assert load_object("evoledger.benchmarks.toy_text:BENCHMARKS")["taxi"] is default_registry().factory("taxi")
+    taxi = load_object("evoledger.benchmarks.toy_text:BENCHMARKS")["toy-text/taxi"]
+    assert taxi is default_registry().factory("taxi")
 
 
 @pytest.mark.parametrize(

@@ -14,8 +14,7 @@ from evoledger.kernel.agents.builtin.families import family_for, public_spec, ta
 from evoledger.kernel.registry import default_registry
 from evoledger.kernel.run import RunConfig
 from evoledger.kernel.run.task import task_text_for
-
-NAMES = default_registry().names()
+from evoledger.tests.support.catalog import benchmark_params
 
 
 def _load(program: Path) -> ModuleType:
@@ -38,7 +37,7 @@ def test_the_spec_is_read_back_from_the_real_task_text(tmp_path: Path) -> None:
     assert public_spec(None) is None
 
 
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", benchmark_params())  # a family's Benchmarks under pytest -m catalog
 def test_every_registered_benchmark_has_a_family_whose_actions_are_valid(name: str, tmp_path: Path) -> None:
     benchmark = default_registry().make(name)
     spec = json.loads(json.dumps(benchmark.spec.model_dump(mode="json")))

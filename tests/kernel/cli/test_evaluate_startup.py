@@ -58,7 +58,7 @@ def test_evaluate_builds_the_benchmark_once_in_the_caller(tmp_path: Path, with_p
 @pytest.mark.parametrize(
     ("args", "message"),
     [
-        (["-b", "cartpol"], "Did you mean 'cartpole'"),
+        (["-b", "cartpol"], "Did you mean 'classic-control/cartpole'"),
         (["-b", "frozen-lake", "--set", "map_name=9x9"], "--set map_name=9x9"),
     ],
     ids=["unknown-benchmark", "wrong-setting"],

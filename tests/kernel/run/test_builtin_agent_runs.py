@@ -12,8 +12,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from evoledger.kernel.registry import BenchmarkRef, default_registry
+from evoledger.kernel.registry import BenchmarkRef
 from evoledger.kernel.run import AssessmentConfig, RunConfig, ValidationConfig, run
+from evoledger.tests.support.catalog import benchmark_params
 
 CLI = [sys.executable, "-c", "import sys; from evoledger.kernel.cli import main; sys.exit(main())"]
 
@@ -45,7 +46,7 @@ def test_the_default_run_solves_cartpole_through_the_cli(run_root: Path) -> None
     assert "confirmed candidates reach the target score 475.0" in log
 
 
-@pytest.mark.parametrize("name", default_registry().names())
+@pytest.mark.parametrize("name", benchmark_params())  # a family's Benchmarks under pytest -m catalog
 def test_a_short_hill_climb_run_finishes_with_a_selected_candidate_on_every_benchmark(
     name: str, run_root: Path
 ) -> None:
@@ -57,8 +58,9 @@ def test_a_short_hill_climb_run_finishes_with_a_selected_candidate_on_every_benc
         seed=5,
         agent_isolation="local",
     )
-    result = run(config, record_to=run_root / name)
-    log = (run_root / name / "host" / "agent-1" / "stdout.log").read_text(encoding="utf-8")
+    folder = run_root / name.replace("/", "-")  # family/task: one folder
+    result = run(config, record_to=folder)
+    log = (folder / "host" / "agent-1" / "stdout.log").read_text(encoding="utf-8")
     assert result.reason == "finished", log
     assert result.selected is not None, log
     assert result.assessment_score is not None

@@ -1,0 +1,36 @@
+"""Parametrizing a test over the registered Benchmarks: the core ones by default, the families' under ``catalog``.
+
+The core install's Benchmarks (no extra: classic-control, toy-text, toy) run in the default suite. A family that
+needs an optional extra (box2d, mujoco, minigrid, ...) has too many Benchmarks for the default suite's time budget:
+its rows are marked ``catalog`` (``pytest -m catalog`` runs them) and skipped, with the install command, where the
+extra is missing.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+from evoledger.kernel.registry import default_registry
+
+__all__ = ["benchmark_params", "core_names"]
+
+
+def core_names() -> list[str]:
+    """The registered names the core install runs (no optional extra), sorted."""
+    return [e.name for e in default_registry().entries() if e.extra is None]
+
+
+def benchmark_params() -> list[Any]:
+    """Every registered name as a ``pytest.param``: plain for the core, ``catalog``-marked for a family's."""
+    params = []
+    for entry in default_registry().entries():
+        if entry.extra is None:
+            params.append(pytest.param(entry.name, id=entry.name))
+            continue
+        marks = [pytest.mark.catalog]
+        if not entry.extra.installed:
+            why = f"needs the extra {entry.extra.name!r}: {entry.extra.install_command}"
+            marks.append(pytest.mark.skip(reason=why))
+        params.append(pytest.param(entry.name, id=entry.name, marks=marks))
+    return params
