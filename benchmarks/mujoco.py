@@ -102,8 +102,8 @@ SAT_UP: Final = 0.35
 class MujocoEnvironment(GymEnvironment):
     """One Episode of a :class:`MujocoBenchmark`: the Gymnasium Episode plus its step metrics."""
 
-    def __init__(self, benchmark: MujocoBenchmark, episode: EpisodeSpec) -> None:
-        super().__init__(benchmark, episode)
+    def __init__(self, benchmark: MujocoBenchmark, episode: EpisodeSpec, **make_overrides: Any) -> None:
+        super().__init__(benchmark, episode, **make_overrides)
         self._mujoco = benchmark
         self._totals: dict[str, float] = {}
 
@@ -176,19 +176,19 @@ class MujocoBenchmark(GymBenchmark):
         """Seconds of simulated time per Environment step (``frame_skip`` physics steps)."""
         return self._dt
 
-    def _make_gym_env(self) -> Any:
+    def _make_gym_env(self, **overrides: Any) -> Any:
         env: Any = gym.make(
             self._facts.gymnasium_id,
             max_episode_steps=self.task.max_episode_steps,
             disable_env_checker=True,
-            **self._upstream,
+            **{**self._upstream, **overrides},
         )
         self._dt = float(env.unwrapped.dt)
         return _KeepInfo(env)
 
-    def make_environment(self, episode: EpisodeSpec) -> MujocoEnvironment:
-        """A fresh Environment for ``episode``."""
-        return MujocoEnvironment(self, episode)
+    def make_environment(self, episode: EpisodeSpec, **make_overrides: Any) -> MujocoEnvironment:
+        """A fresh Environment for ``episode`` (``make_overrides``, such as a render mode, go to ``gym.make``)."""
+        return MujocoEnvironment(self, episode, **make_overrides)
 
     # Step metrics ---------------------------------------------------------------------------------------------
 
