@@ -10,8 +10,8 @@ protocol error, memory) counts as the failure return; infra faults are left out:
 
 * ``box2d/lunar-lander`` (LunarLander-v3, 4 discrete actions) and ``box2d/lunar-lander-continuous`` (the same with
   ``continuous=True``): 1000 steps; a failed Episode counts as -1000. LunarLander's reward shaping is not bounded
-  below, so a Policy that climbs away for a long time can score under -1000: the failure return is a fixed floor,
-  below every crash (about -100 to -900), not a bound on every trajectory.
+  below: a Policy that fires the main engine until it flies off can score under -1000 (-2812 seen), so here the
+  failure return is the catalogue's fixed floor, below every plain crash, not the worst possible return.
 * ``box2d/bipedal-walker`` and ``box2d/bipedal-walker-hardcore`` (BipedalWalker-v3 with ``hardcore`` False / True):
   1600 steps in both modes; a failed Episode counts as -1000 (a fall costs -100, torque at most 0.112 per step).
 * ``box2d/car-racing`` (CarRacing-v3): 1000 steps; a failed Episode counts as -1000 (every step costs 0.1 and
@@ -25,19 +25,27 @@ actions), ``lap_complete_percent`` and ``domain_randomize``.
 
 Feedback counts outcomes (LunarLander: ``landed`` / ``crashed`` / ``flew_away`` / ``timed_out``; BipedalWalker:
 ``reached_end`` / ``fell`` / ``timed_out``; CarRacing: ``lap_complete`` / ``left_playfield`` / ``timed_out``) and
-per-Episode notes. Both come from step metrics the Environment records at every step (the last step's metrics
-reach Feedback even for Episodes whose trajectory is not decoded): LunarLander ``distance_to_pad``, ``speed``,
-``fuel`` (reward units spent on the engines) and ``max_tilt_deg``; BipedalWalker ``progress`` (fraction of the
-course walked), ``max_progress`` and ``effort`` (summed absolute torque command); CarRacing ``tiles_visited``,
-``track_tiles``, ``on_track`` (1 while a wheel touches the road), ``off_track_steps`` and ``speed``. A last-step
-flag (``landed``, ``crashed``, ``flew_away``, ``fell``, ``reached_end``, ``lap_complete``, ``left_playfield``)
-says how a terminated Episode ended.
+per-Episode notes. Both come from step metrics the Environment records at every step, so the last step's metrics
+reach Feedback even for Episodes whose trajectory is not decoded:
+
+* LunarLander: ``distance_to_pad``, ``speed``, ``touchdown_speed`` (at the first leg contact), ``fuel`` (reward
+  units spent on the engines so far) and ``max_tilt_deg``;
+* BipedalWalker: ``progress`` (fraction of the course walked), ``max_progress`` and ``effort`` (summed absolute
+  torque command);
+* CarRacing: ``tiles_visited``, ``track_tiles``, ``track_fraction``, ``on_track`` (1 while a wheel touches the
+  road), ``off_track_steps`` and ``speed``.
+
+A last-step flag (``landed``, ``crashed``, ``flew_away``, ``fell``, ``reached_end``, ``lap_complete``,
+``left_playfield``) says how a terminated Episode ended.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import importlib
 import math
+import os
+import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
@@ -73,6 +81,21 @@ FAILURE_RETURN: Final = -1000.0
 _FAILURE_NOTE: Final = "Episodes the Policy failed count as {worst}; infra faults are left out"
 
 
+def _load_extra(name: str) -> None:
+    """Check the extra for Benchmark ``name``, then import its modules quietly (before gymnasium does).
+
+    Box2D's SWIG bindings warn (DeprecationWarning) while their C module initialises, and under ``-W error`` (as in
+    this project's tests) that warning crashes the interpreter with a segmentation fault; pygame prints a banner on
+    stdout, which would corrupt ``--json`` output. Both are silenced here, once, before any Environment is made.
+    """
+    EXTRA.require(name)
+    os.environ.setdefault("PYGAME_HIDE_SUPPORT_PROMPT", "1")
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", r"builtin type \w+ has no __module__ attribute", DeprecationWarning)
+        for module in EXTRA.modules:
+            importlib.import_module(module)
+
+
 def failure_return(steps: int, default_steps: int) -> float:
     """-1000, scaled by ``steps / default_steps`` when the step limit is raised above its default."""
     return round(FAILURE_RETURN * max(1.0, steps / default_steps), 6)
@@ -92,13 +115,25 @@ class _Box2DBenchmark(GymBenchmark):
         return {}
 
     def episode_notes(self, record: EpisodeRecord) -> dict[str, float]:
-        return {key: float(record.metrics[key]) for key in self.notes if key in record.metrics}
+        metrics = _last_metrics(record)
+        return {key: float(metrics[key]) for key in self.notes if key in metrics}
 
     def _ending(self, record: EpisodeRecord, labels: tuple[str, ...]) -> str:
+        metrics = _last_metrics(record)
         for label in labels:
-            if record.metrics.get(label):
+            if metrics.get(label):
                 return label
         return "timed_out" if record.truncated else "terminated"
+
+
+def _last_metrics(record: EpisodeRecord) -> Mapping[str, float]:
+    """The Episode's last step metrics: the record's own, else (a record built without them) its trajectory's."""
+    if record.metrics:
+        return record.metrics
+    trajectory = record.trajectory
+    if trajectory is not None and trajectory.metrics and isinstance(trajectory.metrics[-1], Mapping):
+        return trajectory.metrics[-1]
+    return {}
 
 
 class _Box2DEnvironment(GymEnvironment):
@@ -140,7 +175,7 @@ class LunarLanderConfig(GymConfig):
 class LunarLander(_Box2DBenchmark):
     """LunarLander-v3; outcomes ``landed`` / ``crashed`` / ``flew_away`` / ``timed_out``."""
 
-    notes = ("distance_to_pad", "speed", "fuel", "max_tilt_deg")
+    notes = ("distance_to_pad", "speed", "touchdown_speed", "fuel", "max_tilt_deg")
 
     def simulation_metrics(self, env: Any, action: Any, observation: Any, totals: dict[str, float]) -> dict[str, float]:
         if env.continuous:
@@ -151,14 +186,20 @@ class LunarLander(_Box2DBenchmark):
             command = int(np.asarray(action))
             main, side = float(command == 2), float(command in (1, 3))
         totals["fuel"] = totals.get("fuel", 0.0) + 0.3 * main + 0.03 * side
-        x, y, vx, vy, angle = (float(v) for v in observation[:5])
-        totals["max_tilt_deg"] = max(totals.get("max_tilt_deg", 0.0), abs(math.degrees(angle)))
+        x, y, vx, vy, angle, _spin, left, right = (float(v) for v in observation[:8])
+        tilt = abs((math.degrees(angle) + 180.0) % 360.0 - 180.0)
+        totals["max_tilt_deg"] = max(totals.get("max_tilt_deg", 0.0), tilt)
+        speed = _round(math.hypot(vx, vy))
+        if (left or right) and "touchdown_speed" not in totals:
+            totals["touchdown_speed"] = speed
         metrics = {
             "distance_to_pad": _round(math.hypot(x, y)),
-            "speed": _round(math.hypot(vx, vy)),
+            "speed": speed,
             "fuel": _round(totals["fuel"]),
             "max_tilt_deg": _round(totals["max_tilt_deg"]),
         }
+        if "touchdown_speed" in totals:
+            metrics["touchdown_speed"] = totals["touchdown_speed"]
         if env.game_over:
             metrics["crashed"] = 1.0
         elif abs(x) >= 1.0:
@@ -182,7 +223,7 @@ _LANDER_TEXT: Final = (
 
 
 def _make_lander(name: str, continuous: bool, config: Mapping[str, Any]) -> LunarLander:
-    EXTRA.require(name)
+    _load_extra(name)
     cfg = LunarLanderConfig.model_validate(config)
     steps = cfg.max_episode_steps or 1000
     worst = failure_return(steps, 1000)
@@ -265,7 +306,7 @@ class BipedalWalker(_Box2DBenchmark):
 
 
 def _make_walker(name: str, hardcore: bool, config: Mapping[str, Any]) -> BipedalWalker:
-    EXTRA.require(name)
+    _load_extra(name)
     cfg = GymConfig.model_validate(config)
     steps = cfg.max_episode_steps or 1600
     worst = failure_return(steps, 1600)
@@ -359,7 +400,7 @@ class CarRacing(_Box2DBenchmark):
 def make_car_racing(**config: Any) -> CarRacing:
     """``box2d/car-racing``: drive round the track from 96x96x3 images; failures count -1000."""
     name = "box2d/car-racing"
-    EXTRA.require(name)
+    _load_extra(name)
     cfg = CarRacingConfig.model_validate(config)
     steps = cfg.max_episode_steps or 1000
     worst = failure_return(steps, 1000)
