@@ -36,23 +36,26 @@ reach Feedback even for Episodes whose trajectory is not decoded:
   road), ``off_track_steps`` and ``speed``.
 
 A last-step flag (``landed``, ``crashed``, ``flew_away``, ``fell``, ``reached_end``, ``lap_complete``,
-``left_playfield``) says how a terminated Episode ended.
+``left_playfield``) says how a terminated Episode ended. CarRacing's ``trace.jsonl`` leaves the images out; its bulk
+``observations.npz`` holds up to 24 images the Policy saw in each of the first two traced Episodes.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import importlib
+import io
 import math
 import os
 import warnings
-from collections.abc import Callable, Mapping
+import zipfile
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
 from evoledger.benchmarks._shipped import shipped
 from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymEnvironment, GymTask
-from evoledger.kernel.authoring import CatalogEntry, EpisodeRecord, EpisodeSpec, Extra, Step
+from evoledger.kernel.authoring import Artifact, CatalogEntry, EpisodeRecord, EpisodeSpec, Extra, Feedback, Step
 from pydantic import Field
 
 __all__ = [
@@ -395,6 +398,63 @@ class CarRacing(_Box2DBenchmark):
 
     def outcome(self, record: EpisodeRecord) -> str:
         return self._ending(record, ("lap_complete", "left_playfield"))
+
+    def feedback(self, records: Sequence[EpisodeRecord]) -> Feedback:
+        """The usual Feedback, but ``trace.jsonl`` leaves the images out (``"observation": null``: as JSON, three
+        1000-step Episodes of 96x96x3 images are over 200 MB) and ``observations.npz`` (bulk) holds up to
+        :data:`FRAMES_PER_EPISODE` images the Policy saw in each of the first :data:`FRAME_EPISODES` traced Episodes.
+        """
+        frames = _frames_npz(records)
+        light = [_without_images(record) for record in records]
+        feedback = super().feedback(light)
+        if frames is None:
+            return feedback
+        artifact = Artifact(name="observations.npz", media_type="application/zip", data=frames, retention="bulk")
+        return dataclasses.replace(feedback, artifacts=(*feedback.artifacts, artifact))
+
+
+FRAME_EPISODES: Final = 2
+"""How many Episodes ``observations.npz`` samples images from."""
+FRAMES_PER_EPISODE: Final = 24
+"""At most this many images per Episode, evenly spaced from the first observation to the last."""
+
+
+def _without_images(record: EpisodeRecord) -> EpisodeRecord:
+    if record.trajectory is None:
+        return record
+    blank = [None] * len(record.trajectory.observations)
+    return dataclasses.replace(record, trajectory=dataclasses.replace(record.trajectory, observations=blank))
+
+
+def _frames_npz(records: Sequence[EpisodeRecord]) -> bytes | None:
+    """A zip of ``.npy`` arrays (``numpy.load`` reads it): ``record-<r>-frames`` (N, 96, 96, 3) uint8 and
+    ``record-<r>-steps`` (N,) int64, the step of each image, where ``r`` is the Episode's position in this Evaluation
+    (``record`` in ``trace.jsonl``); fixed timestamps, so the same Episodes give the same bytes. ``None`` when no
+    record carries usable images."""
+    buffer = io.BytesIO()
+    written = 0
+    with zipfile.ZipFile(buffer, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for position, record in enumerate(records):
+            if written == FRAME_EPISODES:
+                break
+            observations = record.trajectory.observations if record.trajectory is not None else ()
+            if len(observations) == 0:
+                continue
+            steps = np.unique(np.linspace(0, len(observations) - 1, FRAMES_PER_EPISODE).round().astype(np.int64))
+            try:
+                frames = np.stack([np.asarray(observations[int(t)], dtype=np.uint8) for t in steps])
+            except (TypeError, ValueError):
+                continue
+            if frames.shape[1:] != (96, 96, 3):
+                continue
+            for kind, array in (("frames", frames), ("steps", steps)):
+                data = io.BytesIO()
+                np.lib.format.write_array(data, array, allow_pickle=False)
+                entry = zipfile.ZipInfo(f"record-{position}-{kind}.npy", date_time=(1980, 1, 1, 0, 0, 0))
+                entry.compress_type = zipfile.ZIP_DEFLATED
+                archive.writestr(entry, data.getvalue())
+            written += 1
+    return buffer.getvalue() if written else None
 
 
 def make_car_racing(**config: Any) -> CarRacing:

@@ -3,6 +3,8 @@ short Episode per kind of observation through the real executor. ``test_box2d_ca
 
 from __future__ import annotations
 
+import io
+import json
 import subprocess
 import sys
 import textwrap
@@ -107,6 +109,7 @@ def test_spec_states_the_task_its_score_and_its_failure_return(name: str) -> Non
     assert kwargs.items() <= spec.environment_parameters.items()
     assert spec.max_episode_steps == steps
     assert spec.metadata["failure_return"] == -1000.0
+    assert spec.scoring is not None
     assert spec.scoring.failure_return == -1000.0
     assert spec.score_direction == "maximize"
     assert "Score (mean_return, maximize)" in spec.description
@@ -192,6 +195,29 @@ def test_bipedal_walker_baseline_falls_and_a_short_limit_times_out(play_program:
     short = box2d.make_bipedal_walker_hardcore(max_episode_steps=15)
     content = short.feedback(play_program(short, benchmark_programs(short).baseline, count=1)).content
     assert content["outcome_counts"] == {"timed_out": 1}
+
+
+def test_car_racing_feedback_traces_without_images_and_samples_frames_as_npz(play_program: Any) -> None:
+    benchmark = box2d.make_car_racing(max_episode_steps=10)
+    records = play_program(benchmark, benchmark_programs(benchmark).baseline, count=3)
+    feedback = benchmark.feedback(records)
+    artifacts = {a.name: a for a in feedback.artifacts}
+    trace = [json.loads(line) for line in artifacts["trace.jsonl"].data.decode().splitlines()]
+    assert len(trace) == 3 * 11
+    assert all(line["observation"] is None for line in trace)
+    assert len(artifacts["trace.jsonl"].data) < 20_000  # as JSON the 33 images alone take about 2.5 MB
+    frames = artifacts["observations.npz"]
+    assert frames.retention == "bulk"
+    with np.load(io.BytesIO(frames.data), allow_pickle=False) as npz:
+        assert sorted(npz.files) == ["record-0-frames", "record-0-steps", "record-1-frames", "record-1-steps"]
+        assert npz["record-0-frames"].shape == (11, 96, 96, 3)  # every step of a short Episode
+        assert npz["record-0-frames"].dtype == np.uint8
+        assert npz["record-0-steps"].tolist() == list(range(11))
+        trajectory = records[0].trajectory
+        assert trajectory is not None
+        np.testing.assert_array_equal(npz["record-0-frames"][-1], np.asarray(trajectory.observations[10]))
+    assert benchmark.feedback(records).artifacts == feedback.artifacts  # the same Episodes, the same bytes
+    assert feedback.content["outcome_counts"] == {"timed_out": 3}
 
 
 def test_one_short_image_episode_through_the_real_executor() -> None:
