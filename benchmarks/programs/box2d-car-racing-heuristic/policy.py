@@ -5,10 +5,10 @@ Perception (no learning): a pixel is road when its three channels are equal with
 column (47.5) and its centre; ``offset`` is the mean centre's distance from the car's column in half-widths
 (negative: the road bends left). The speed is read from the white speed bar at column 12 of the bottom rows.
 
-Control: steer ``2 * offset + 1 * (change of offset)``; aim for speed 40, less by 20 x the far row's |offset| in
+Control: steer ``2 * offset + 1 * (change of offset)``; aim for speed 60, less by 40 x the far row's |offset| in
 bends; accelerate or brake in proportion to the difference. Everything is clipped to the action bounds here,
 because the Environment rejects out-of-range actions. In discrete mode (``continuous=false``) the largest of
-steer, gas and brake picks the action. It drives most of a lap in 1000 steps without leaving the road.
+steer, gas and brake picks the action. It drives most or all of a lap in 1000 steps without leaving the road.
 """
 
 from typing import Any
@@ -19,12 +19,12 @@ CAR_COLUMN = 47.5
 ROWS = (62, 56, 50, 44)
 GAINS = {
     "brake_gain": 1.0,
-    "curve_slowdown": 0.5,
+    "curve_slowdown": 1.0,
     "gas_gain": 1.0,
     "look_ahead": 0.0,
     "steer_damping": 1.0,
     "steer_gain": 2.0,
-    "target_speed": 1.0,
+    "target_speed": 1.5,
 }
 
 
