@@ -55,6 +55,7 @@ from typing import Any, Final
 import numpy as np
 from evoledger.benchmarks._shipped import shipped
 from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymEnvironment, GymTask
+from evoledger.benchmarks.visual_evidence import VisualEvidence
 from evoledger.kernel.authoring import Artifact, CatalogEntry, EpisodeRecord, EpisodeSpec, Extra, Feedback, Step
 from pydantic import Field
 
@@ -104,14 +105,18 @@ def failure_return(steps: int, default_steps: int) -> float:
     return round(FAILURE_RETURN * max(1.0, steps / default_steps), 6)
 
 
+_EVIDENCE: Final = VisualEvidence(episodes=2, frames=12, tile_width=150)
+"""Contact sheets of two training Episodes per Feedback, rendered in the Host by pygame (no GL needed)."""
+
+
 class _Box2DBenchmark(GymBenchmark):
     """A GymBenchmark whose Environment adds metrics read from the Box2D simulation after every step."""
 
     notes: tuple[str, ...] = ()
     """The step metrics whose last value is a per-Episode note in Feedback."""
 
-    def make_environment(self, episode: EpisodeSpec) -> _Box2DEnvironment:
-        return _Box2DEnvironment(self, episode)
+    def make_environment(self, episode: EpisodeSpec, **make_overrides: Any) -> _Box2DEnvironment:
+        return _Box2DEnvironment(self, episode, **make_overrides)
 
     def simulation_metrics(self, env: Any, action: Any, observation: Any, totals: dict[str, float]) -> dict[str, float]:
         """Metrics of the step just taken, read from the unwrapped gymnasium ``env``; ``totals`` lasts one Episode."""
@@ -142,8 +147,8 @@ def _last_metrics(record: EpisodeRecord) -> Mapping[str, float]:
 class _Box2DEnvironment(GymEnvironment):
     """One Episode; each Step's metrics gain what :meth:`_Box2DBenchmark.simulation_metrics` reads."""
 
-    def __init__(self, benchmark: _Box2DBenchmark, episode: EpisodeSpec) -> None:
-        super().__init__(benchmark, episode)
+    def __init__(self, benchmark: _Box2DBenchmark, episode: EpisodeSpec, **make_overrides: Any) -> None:
+        super().__init__(benchmark, episode, **make_overrides)
         self._box2d = benchmark
         self._totals: dict[str, float] = {}
 
@@ -243,6 +248,7 @@ def _make_lander(name: str, continuous: bool, config: Mapping[str, Any]) -> Luna
         GymTask(
             benchmark_id=name,
             programs=shipped("box2d-lunar-lander", tunable="box2d-lunar-lander-pd"),
+            visual_evidence=_EVIDENCE,
             gymnasium_id="LunarLander-v3",
             description=_LANDER_TEXT.format(
                 mode=", continuous" if continuous else "",
@@ -321,6 +327,7 @@ def _make_walker(name: str, hardcore: bool, config: Mapping[str, Any]) -> Bipeda
         GymTask(
             benchmark_id=name,
             programs=shipped("box2d-bipedal-walker", tunable="box2d-bipedal-walker-gait"),
+            visual_evidence=_EVIDENCE,
             gymnasium_id="BipedalWalker-v3",
             description=(
                 f"Walk a two-legged robot to the end of {terrain} (gymnasium BipedalWalker-v3, hardcore="
@@ -476,6 +483,7 @@ def make_car_racing(**config: Any) -> CarRacing:
         GymTask(
             benchmark_id=name,
             programs=shipped("box2d-car-racing", tunable="box2d-car-racing-pixels"),
+            visual_evidence=_EVIDENCE,
             gymnasium_id="CarRacing-v3",
             description=(
                 "Drive a car round a random closed track seen from above (gymnasium CarRacing-v3). Observation: a "
