@@ -68,6 +68,12 @@ def _bound(values: Any, default: float) -> Any:
     return default if values is None else values
 
 
+def _box_bound(values: Any, default: float, shape: tuple[int, ...]) -> np.ndarray[Any, Any]:
+    """A described Box bound: a list of every element's bound, or one value for all (a large uniform Box)."""
+    bound = np.asarray(_bound(values, default), dtype=np.float64)
+    return np.full(shape, bound) if bound.ndim == 0 else bound.reshape(shape)
+
+
 _MAX_SPACE_DEPTH: Final = 32
 _MAX_SPACE_VALUES: Final = 2**28
 """The most values one Box may declare (a recorded space is untrusted input: no unbounded allocation)."""
@@ -113,8 +119,8 @@ def gym_space(description: Mapping[str, Any], depth: int = 0) -> spaces.Space[An
             return spaces.Discrete(int(description["n"]), start=int(description.get("start", 0)))
         if kind == "Box":
             dtype, shape = _box_dtype(description["dtype"]), _box_shape(description["shape"])
-            low = np.asarray(_bound(description["low"], -np.inf), dtype=np.float64).reshape(shape)
-            high = np.asarray(_bound(description["high"], np.inf), dtype=np.float64).reshape(shape)
+            low = _box_bound(description["low"], -np.inf, shape)
+            high = _box_bound(description["high"], np.inf, shape)
             return spaces.Box(low=low.astype(dtype), high=high.astype(dtype), shape=shape, dtype=dtype)
         if kind == "MultiDiscrete":
             nvec = np.asarray(description["nvec"], dtype=np.int64)
