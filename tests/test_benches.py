@@ -20,6 +20,7 @@ SMOKE_RUNS = {
     "export_bench.py": (["--steps", "2000", "--repeat", "1"], "steps"),
     "startup_bench.py": (["--quick"], "x bare python"),
     "run_bench.py": (["--repeat", "1"], "x python -c pass"),
+    "image_stepping_bench.py": (["--steps", "60", "--rounds", "1", "--toy-only"], "of in-process"),
 }
 
 
