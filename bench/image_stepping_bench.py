@@ -146,7 +146,7 @@ class _CrafterGym:
     """Crafter's old Gym API as Gymnasium's ``reset(seed=)`` / 5-tuple ``step``."""
 
     def __init__(self, length: int) -> None:
-        import crafter as crafter_package
+        import crafter as crafter_package  # type: ignore[import-untyped]
         from gymnasium import spaces
 
         self._length = length

@@ -122,9 +122,10 @@ def _array_summary(array: np.ndarray[Any, Any]) -> dict[str, Any]:
 def _list_shape(value: list[Any]) -> list[int]:
     """The shape a nested list would have, read along its first elements (cheap: no element is visited twice)."""
     shape: list[int] = []
-    while isinstance(value, list) and len(shape) <= 32:
-        shape.append(len(value))
-        value = value[0] if value else None
+    part: Any = value
+    while isinstance(part, list) and len(shape) <= 32:
+        shape.append(len(part))
+        part = part[0] if part else None
     return shape
 
 

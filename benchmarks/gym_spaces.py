@@ -178,7 +178,7 @@ def _check_text(space: spaces.Text, action: Any, where: str) -> str:
     return text
 
 
-def _check_tuple(space: spaces.Tuple, action: Any, where: str) -> tuple[Any, ...]:
+def _check_tuple(space: spaces.Tuple[Any], action: Any, where: str) -> tuple[Any, ...]:
     if type(action) is not tuple and type(action) is not list:
         raise InvalidAction(
             f"{where} {action!r:.80} ({type(action).__name__}) is not a tuple; Tuple needs a tuple (or list) of "

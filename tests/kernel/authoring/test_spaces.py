@@ -19,7 +19,7 @@ def test_a_text_space_is_described_by_its_lengths_and_sorted_charset() -> None:
 
 def test_a_dict_with_an_image_and_a_mission_is_described_recursively() -> None:
     space = spaces.Dict(
-        {"image": spaces.Box(0, 255, (2, 2, 3), dtype="uint8"), "mission": spaces.Text(max_length=5, charset="ab")}
+        {"image": spaces.Box(0, 255, (2, 2, 3), dtype=np.uint8), "mission": spaces.Text(max_length=5, charset="ab")}
     )
     described = describe_space(space)
     assert described["spaces"]["image"]["dtype"] == "uint8"
