@@ -56,10 +56,11 @@ MAX_TRACE_STEPS: Final = 2_000
 """Steps per Episode kept in the trace."""
 MAX_TRACE_BYTES: Final = 4 * 1024 * 1024
 """The trace stops adding steps once it holds this many bytes."""
-MAX_TRACE_LINE_BYTES: Final = 16 * 1024
+MAX_TRACE_LINE_BYTES: Final = 32 * 1024
 """A trace line longer than this keeps its step fields but not its observation and action."""
-TRACE_ARRAY_ELEMENTS: Final = 64
-"""Arrays (and nested lists) of more numbers than this are summarised in the trace, not listed."""
+TRACE_ARRAY_ELEMENTS: Final = 512
+"""Arrays (and nested lists) of more numbers than this are summarised in the trace, not listed: an image is, a
+state vector (even MuJoCo Humanoid's 348 numbers) or a 7x7x3 MiniGrid view is listed."""
 TRACE_TEXT_CHARS: Final = 500
 """Strings (a language mission) longer than this are cut in the trace."""
 MAX_FAILURES_SHOWN: Final = 5

@@ -73,7 +73,8 @@ def test_an_image_recorded_as_nested_lists_is_summarised_too() -> None:
 def test_dicts_and_text_are_summarised_part_by_part() -> None:
     mission = "go to the red ball " * 100
     observation = {
-        "image": np.zeros((7, 7, 3), dtype=np.uint8),
+        "image": np.zeros((16, 16, 3), dtype=np.uint8),
+        "view": np.ones((7, 7, 3), dtype=np.uint8),
         "direction": 2,
         "mission": mission,
         "pair": (np.float32(0.5), [1, 2]),
@@ -81,7 +82,8 @@ def test_dicts_and_text_are_summarised_part_by_part() -> None:
     action = {"dial": np.array([1, 2]), "word": "cab"}
     lines = _trace(_feedback([observation] * 3, [action] * 2, episodes=1))
     traced = lines[0]["observation"]
-    assert traced["image"] == {"shape": [7, 7, 3], "dtype": "uint8", "mean": 0.0, "min": 0.0, "max": 0.0}
+    assert traced["image"] == {"shape": [16, 16, 3], "dtype": "uint8", "mean": 0.0, "min": 0.0, "max": 0.0}
+    assert traced["view"] == np.ones((7, 7, 3), dtype=int).tolist()  # small enough to list
     assert traced["direction"] == 2
     assert traced["pair"] == [0.5, [1, 2]]
     assert traced["mission"].startswith("go to the red ball")
@@ -94,7 +96,7 @@ def test_the_trace_has_a_byte_bound_whatever_the_observations() -> None:
     lines = _trace(_feedback([many_parts] * 4, episodes=1))
     assert all("observation" not in line and "omitted" in line for line in lines)
     assert lines[-1]["truncated"] is True
-    long_line = {f"k{i}": "x" * 300 for i in range(40)}  # about 13 KB a line: the total bound stops the trace
+    long_line = {f"k{i}": "x" * 300 for i in range(80)}  # about 25 KB a line: the total bound stops the trace
     feedback = _feedback([long_line] * 2_001, episodes=TRACE_EPISODES)
     (trace,) = [a for a in feedback.artifacts if a.name == "trace.jsonl"]
     assert len(trace.data) <= MAX_TRACE_BYTES + (TRACE_EPISODES + 1) * MAX_TRACE_LINE_BYTES
