@@ -5,7 +5,7 @@ median of the rounds). Issue 15 asks for steps/s through the Policy process on a
 observation of at least 50% of in-process stepping of the same Environment. For each Environment, in one run:
 
 * **in-process**: the Benchmark's own Environment (``make_environment``, ``reset``, ``step``) with the Policy
-  called directly, no second process;
+  called directly, no second process (the garbage collector frozen after imports, as in a worker);
 * **evoledger, not recorded**: ``LocalExecutor(workers=1)``, every check and limit, the observation sent to a
   fresh Policy process per Episode as a raw buffer, without recording the trajectory;
 * **evoledger, recorded**: the same, recording every step's observation as ``evaluate()`` does by default (over a
@@ -19,6 +19,7 @@ small Benchmark (``image_stepping_bench:car_racing`` / ``:crafter``) with a cons
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib.util
 import os
 import statistics
@@ -226,6 +227,10 @@ def main() -> None:
     # The workers import this module by name ("image_stepping_bench:car_racing") to build the wrapped Benchmarks.
     os.environ["PYTHONPATH"] = os.pathsep.join(p for p in (str(BENCH_DIR), os.environ.get("PYTHONPATH")) if p)
     sys.path.insert(0, str(BENCH_DIR))
+    # As the workers do after their imports (worker.py): collections then skip the long-lived import-time objects,
+    # so in-process stepping pays no more for the garbage collector than stepping in a worker does.
+    gc.collect()
+    gc.freeze()
     print(f"median of {args.rounds} rounds; every ratio is against in-process stepping measured in the same run")
     with tempfile.TemporaryDirectory(prefix="evoledger-image-bench-") as tmp:
         program = Path(tmp) / "program"
