@@ -12,7 +12,12 @@
 * ``trace.jsonl`` (bulk): the steps of the first few Episodes that carry a trajectory, one JSON object per line
   (``episode`` = pool index, ``record`` = position in this Evaluation, ``step``, ``observation``, ``action``,
   ``reward``, ``metrics``; a last line per Episode holds the final observation with ``terminated`` /
-  ``truncated``).
+  ``truncated``). Large values are summarised, so the trace stays small whatever the observations are: an array
+  (or nested list) of more than :data:`TRACE_ARRAY_ELEMENTS` numbers becomes ``{"shape", "dtype", "mean", "min",
+  "max"}`` (an image: its shape, dtype and mean, not 27,648 numbers), a string longer than :data:`TRACE_TEXT_CHARS`
+  is cut, dicts and tuples are summarised part by part, a line longer than :data:`MAX_TRACE_LINE_BYTES` keeps only
+  its step fields, and the whole trace stops at :data:`MAX_TRACE_BYTES` (the last line of each Episode still says
+  how it ended and how many steps were left out).
 
 EpisodeRecords carry pool indices only, never seeds or scenarios, so none can reach the Feedback.
 """
@@ -33,8 +38,12 @@ from evoledger.kernel.authoring import Artifact, EpisodeRecord, Feedback, ScoreR
 __all__ = [
     "MAX_FAILURE_CHARS",
     "MAX_PER_EPISODE",
+    "MAX_TRACE_BYTES",
+    "MAX_TRACE_LINE_BYTES",
     "SCORE_DIGITS",
+    "TRACE_ARRAY_ELEMENTS",
     "TRACE_EPISODES",
+    "TRACE_TEXT_CHARS",
     "mean_return_rule",
     "summarize_episodes",
 ]
@@ -45,6 +54,15 @@ TRACE_EPISODES: Final = 3
 """How many Episodes ``trace.jsonl`` covers."""
 MAX_TRACE_STEPS: Final = 2_000
 """Steps per Episode kept in the trace."""
+MAX_TRACE_BYTES: Final = 4 * 1024 * 1024
+"""The trace stops adding steps once it holds this many bytes."""
+MAX_TRACE_LINE_BYTES: Final = 32 * 1024
+"""A trace line longer than this keeps its step fields but not its observation and action."""
+TRACE_ARRAY_ELEMENTS: Final = 512
+"""Arrays (and nested lists) of more numbers than this are summarised in the trace, not listed: an image is, a
+state vector (even MuJoCo Humanoid's 348 numbers) or a 7x7x3 MiniGrid view is listed."""
+TRACE_TEXT_CHARS: Final = 500
+"""Strings (a language mission) longer than this are cut in the trace."""
 MAX_FAILURES_SHOWN: Final = 5
 MAX_FAILURE_CHARS: Final = 2_000
 """Failure messages (tracebacks) are cut to their last this-many characters: the end says the most."""
@@ -89,47 +107,114 @@ def _tail(message: str) -> str:
     return message if len(message) <= MAX_FAILURE_CHARS else "..." + message[-MAX_FAILURE_CHARS:]
 
 
+def _number(value: Any) -> float | None:
+    number = float(value)
+    return _round(number) if math.isfinite(number) else None
+
+
+def _array_summary(array: np.ndarray[Any, Any]) -> dict[str, Any]:
+    """An array too large to list: its shape, dtype and statistics (``None`` for a non-finite one)."""
+    summary: dict[str, Any] = {"shape": list(array.shape), "dtype": str(array.dtype)}
+    if array.size and array.dtype.kind in "biuf":
+        summary.update(mean=_number(array.mean()), min=_number(array.min()), max=_number(array.max()))
+    return summary
+
+
+def _list_shape(value: list[Any]) -> list[int]:
+    """The shape a nested list would have, read along its first elements (cheap: no element is visited twice)."""
+    shape: list[int] = []
+    part: Any = value
+    while isinstance(part, list) and len(shape) <= 32:
+        shape.append(len(part))
+        part = part[0] if part else None
+    return shape
+
+
+def _traced(value: Any, depth: int = 0) -> Any:
+    """``value`` as the trace shows it: small values as they are, large arrays, lists and strings summarised."""
+    if isinstance(value, np.ndarray):
+        if value.size > TRACE_ARRAY_ELEMENTS:
+            return _array_summary(value)
+        return [_traced(v, depth + 1) for v in value.tolist()] if value.ndim else _traced(value.item(), depth)
+    if isinstance(value, np.generic):
+        return _traced(value.item(), depth)
+    if isinstance(value, float):
+        return value if math.isfinite(value) else None
+    if isinstance(value, str):
+        return value if len(value) <= TRACE_TEXT_CHARS else value[:TRACE_TEXT_CHARS] + f"... ({len(value)} characters)"
+    if depth > 32:
+        return "..."
+    if isinstance(value, list | tuple):
+        if len(value) > TRACE_ARRAY_ELEMENTS or (value and isinstance(value[0], list)):
+            shape = _list_shape(list(value))
+            if math.prod(shape) > TRACE_ARRAY_ELEMENTS:
+                try:
+                    array = np.asarray(value)
+                except (TypeError, ValueError):  # ragged: describe its length only
+                    return {"length": len(value)}
+                if array.dtype.kind in "biuf":
+                    return _array_summary(array)
+                return {"length": len(value)}
+        return [_traced(v, depth + 1) for v in value]
+    if isinstance(value, Mapping):
+        return {str(k): _traced(v, depth + 1) for k, v in value.items()}
+    return value
+
+
+def _line(fields: dict[str, Any]) -> str:
+    line = _dumps(fields)
+    if len(line) > MAX_TRACE_LINE_BYTES:  # e.g. a dict of many parts: keep the step, say what was left out
+        fields = {k: v for k, v in fields.items() if k not in ("observation", "action")}
+        fields["omitted"] = f"observation and action take {len(line)} bytes here"
+        line = _dumps(fields)
+    return line
+
+
 def _trace(records: Sequence[EpisodeRecord]) -> bytes:
     lines: list[str] = []
+    size = 0
     traced = 0
     for position, record in enumerate(records):
         trajectory = record.trajectory
         if trajectory is None:
             continue
-        if traced == TRACE_EPISODES:
+        if traced == TRACE_EPISODES or size >= MAX_TRACE_BYTES:
             break
         traced += 1
         metrics = list(trajectory.metrics) or [{} for _ in trajectory.actions]
-        steps = min(trajectory.steps, MAX_TRACE_STEPS)
-        for t in range(steps):
-            lines.append(
-                _dumps(
-                    {
-                        "episode": record.index,
-                        "record": position,
-                        "step": t,
-                        "observation": trajectory.observations[t] if t < len(trajectory.observations) else None,
-                        "action": trajectory.actions[t],
-                        "reward": trajectory.rewards[t],
-                        "metrics": dict(metrics[t]) if t < len(metrics) else {},
-                    }
-                )
-            )
-        final = trajectory.observations[steps] if steps < len(trajectory.observations) else None
-        lines.append(
-            _dumps(
+        limit = min(trajectory.steps, MAX_TRACE_STEPS)
+        steps = 0
+        while steps < limit and size < MAX_TRACE_BYTES:
+            t = steps
+            line = _line(
                 {
                     "episode": record.index,
                     "record": position,
-                    "step": steps,
-                    "observation": final,
-                    "terminated": trajectory.terminated,
-                    "truncated": trajectory.truncated,
-                    "status": record.status,
-                    "steps_omitted": trajectory.steps - steps,
+                    "step": t,
+                    "observation": _traced(trajectory.observations[t]) if t < len(trajectory.observations) else None,
+                    "action": _traced(trajectory.actions[t]),
+                    "reward": trajectory.rewards[t],
+                    "metrics": dict(metrics[t]) if t < len(metrics) else {},
                 }
             )
+            lines.append(line)
+            size += len(line) + 1
+            steps += 1
+        final = _traced(trajectory.observations[steps]) if steps < len(trajectory.observations) else None
+        line = _line(
+            {
+                "episode": record.index,
+                "record": position,
+                "step": steps,
+                "observation": final,
+                "terminated": trajectory.terminated,
+                "truncated": trajectory.truncated,
+                "status": record.status,
+                "steps_omitted": trajectory.steps - steps,
+            }
         )
+        lines.append(line)
+        size += len(line) + 1
     return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
 
 

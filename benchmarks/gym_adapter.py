@@ -2,7 +2,8 @@
 
 :class:`GymBenchmark` turns a gymnasium environment id plus keyword arguments (a :class:`GymTask`) into a
 Benchmark: a deterministic Episode pool, a fresh gymnasium environment per Episode seeded with the Episode's
-Host-owned seed, strict action checking (an action outside the action space raises
+Host-owned seed, observations in exactly the types the Gymnasium space defines and strict action checking for every
+space (:mod:`evoledger.benchmarks.gym_spaces`: an action outside the action space raises
 :class:`~evoledger.kernel.authoring.InvalidAction`; nothing is ever clipped or repaired) and Feedback built by
 :mod:`evoledger.benchmarks.feedback_summary`.
 
@@ -23,8 +24,8 @@ from dataclasses import dataclass, field
 from typing import Any, Final
 
 import gymnasium as gym
-import numpy as np
 from evoledger.benchmarks.feedback_summary import mean_return_rule, summarize_episodes
+from evoledger.benchmarks.gym_spaces import check_action, plain_observation
 from evoledger.benchmarks.visual_evidence import VisualEvidence, add_visual_evidence
 from evoledger.kernel.authoring import (
     BenchmarkPrograms,
@@ -32,7 +33,6 @@ from evoledger.kernel.authoring import (
     EpisodeRecord,
     EpisodeSpec,
     Feedback,
-    InvalidAction,
     Split,
     Step,
     check_episode_request,
@@ -102,73 +102,9 @@ class GymTask:
             raise ConfigError(f"failure_return {self.failure_return!r} for {self.benchmark_id!r} must be finite")
 
 
-def _is_integer(value: Any) -> bool:
-    if isinstance(value, bool | np.bool_):
-        return False
-    if isinstance(value, int | np.integer):
-        return True
-    return isinstance(value, np.ndarray) and value.shape == () and value.dtype.kind in "iu"
-
-
-def check_action(space: spaces.Space[Any], action: Any) -> Any:
-    """Return ``action`` in the form the gymnasium environment expects, or raise InvalidAction.
-
-    Discrete actions must be integers (not bools, not floats) in range. Box actions may be any numeric array-like
-    (a list arrives when the action crossed a JSON channel) of exactly the space's shape, finite and within the
-    bounds; they are converted to the space's dtype but never clipped.
-    """
-    if isinstance(space, spaces.Discrete):
-        start, n = int(space.start), int(space.n)
-        if type(action) is int and start <= action < start + n:  # the usual case: a plain int in range
-            return action
-        if not _is_integer(action):
-            raise InvalidAction(
-                f"action {action!r} ({type(action).__name__}) is not an integer; this Benchmark's action space is "
-                f"Discrete({n}) and needs an int in [{start}, {start + n - 1}]"
-            )
-        value = int(action)
-        if not start <= value < start + n:
-            raise InvalidAction(f"action {value} is outside Discrete({n}); use an int in [{start}, {start + n - 1}]")
-        return value
-    if isinstance(space, spaces.Box):
-        try:
-            raw = np.asarray(action)
-        except (TypeError, ValueError) as exc:
-            raise InvalidAction(f"action {action!r:.80} is not a numeric array: {exc}") from None
-        if raw.dtype.kind not in "iuf":
-            raise InvalidAction(
-                f"action {action!r:.80} has element type {raw.dtype}; a Box action needs numbers, "
-                f"e.g. a list of {space.shape[0] if space.shape else 1} floats"
-            )
-        if raw.shape != space.shape:
-            raise InvalidAction(
-                f"action {action!r:.80} has shape {raw.shape}; the action space needs shape {space.shape} "
-                f"(e.g. [0.5] rather than 0.5 for shape (1,))"
-            )
-        values = raw.astype(np.float64)
-        if not np.all(np.isfinite(values)):
-            raise InvalidAction(f"action {values.tolist()!r:.80} contains NaN or infinity; actions must be finite")
-        low, high = space.low.astype(np.float64), space.high.astype(np.float64)
-        if np.any(values < low) or np.any(values > high):
-            raise InvalidAction(
-                f"action {values.tolist()!r:.120} is outside the bounds low={low.tolist()} high={high.tolist()}; "
-                "actions are never clipped, so clip in the Policy"
-            )
-        return values.astype(space.dtype)
-    if not space.contains(action):
-        raise InvalidAction(f"action {action!r:.80} is not in the action space {space}")
-    return action
-
-
 def _plain_observation(space: spaces.Space[Any], observation: Any) -> Any:
-    """Observations as the Policy receives them: int for Discrete, tuple for Tuple, numpy array for Box."""
-    if isinstance(space, spaces.Discrete):
-        return int(observation)
-    if isinstance(space, spaces.Tuple):
-        return tuple(_plain_observation(s, o) for s, o in zip(space.spaces, observation, strict=True))
-    if isinstance(space, spaces.Box):
-        return np.asarray(observation, dtype=space.dtype)
-    return observation
+    """Observations as the Policy receives them (:func:`~evoledger.benchmarks.gym_spaces.plain_observation`)."""
+    return plain_observation(space, observation)
 
 
 class GymBenchmark:

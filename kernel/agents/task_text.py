@@ -166,7 +166,12 @@ def render_task_text(facts: TaskFacts) -> str:
         "- `context.observation_space` and `context.action_space`: gymnasium spaces (described below);\n"
         "- `context.metadata` and `context.environment_parameters`: the dicts of the public spec below;\n"
         "- `context.policy_seed`: an integer seed for any randomness in your Policy.\n"
-        "Observations arrive as the Environment produces them (numpy arrays for Box spaces). Files of the "
+        "Observations arrive in the types their gymnasium space defines: numpy arrays of the space's dtype and "
+        "shape for Box spaces (an image is a uint8 array of shape (height, width, 3)), MultiDiscrete and "
+        "MultiBinary, an int for Discrete, a str for Text, a tuple for Tuple and a dict with the space's keys for "
+        "Dict. Actions must be in the action space's own form; they are checked strictly, never clipped or "
+        "repaired. In the spec below, a large Box whose bound is the same for every element gives that one value "
+        "as its `low` or `high` (`null`: unbounded). Files of the "
         "Program can be read relative to `Path(__file__).parent`. `print()` is allowed. An exception, an invalid "
         "action or exceeding the Policy time limit (which excludes Environment time) is a Policy failure; the "
         "traceback of a failure in your submitted Episodes appears in their Feedback.",

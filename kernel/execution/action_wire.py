@@ -11,11 +11,11 @@ A Policy's ``act`` may return anything; only values built from these exact types
 
 The Policy process (:func:`encode_action`) brings the value into that form itself: subclasses of ``int``,
 ``float`` and ``str`` (an ``IntEnum`` member, say) become the plain type through the base type's own
-conversion (never a method the Policy overrode), and an object that offers ``__array__`` (an ndarray
-subclass, another library's array) is converted with ``np.asarray`` inside the Policy process, where
-whatever that conversion does (recurse, raise, allocate) is the Policy's own failure. Anything else raises
-:class:`InvalidActionValue`, which the Policy process reports as ``invalid_action`` naming the type, so
-nothing the wire cannot carry ever reaches the worker.
+conversion (never a method the Policy overrode; ``numpy.str_`` too, for a ``Text`` action), and an object that
+offers ``__array__`` (an ndarray subclass, another library's array) is converted with ``np.asarray`` inside the
+Policy process, where whatever that conversion does (recurse, raise, allocate) is the Policy's own failure.
+Anything else raises :class:`InvalidActionValue`, which the Policy process reports as ``invalid_action`` naming
+the type, so nothing the wire cannot carry ever reaches the worker.
 
 The worker (:func:`decode_action`) trusts nothing the Policy process sends (a Policy can write to its
 channel directly): it decodes and re-checks the same allow-list, and raises
@@ -165,14 +165,14 @@ def _conform(value: Any, depth: int, budget: _Budget, *, strict: bool) -> Any:
     if strict:
         raise _refuse(value, "the type is not on the allow-list")
     # Lenient, in the Policy process only: plain values hiding in subclasses, and array-likes.
+    if isinstance(value, str):  # first: numpy.str_ (a Text action) is a str, not an array of a wire dtype
+        return _conform(str.__str__(value), depth, budget, strict=True)
     if isinstance(value, np.ndarray | np.generic) or hasattr(kind, "__array__"):
         return _convert_array(value, budget)
     if isinstance(value, int):
         return _conform(int.__int__(value), depth, budget, strict=True)
     if isinstance(value, float):
         return _conform(float.__float__(value), depth, budget, strict=True)
-    if isinstance(value, str):
-        return _conform(str.__str__(value), depth, budget, strict=True)
     raise _refuse(value, "the type is not on the allow-list")
 
 

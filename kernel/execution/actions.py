@@ -5,7 +5,8 @@ dtype=np.float32)`` or ``[0.5]``). Before ``env.step`` the worker converts the a
 space naturally holds, so both spellings reach the Environment (and the trajectory) identically:
 
 * ``Discrete``: a Python ``int`` (from any integer, or a float/0-d array with an integral value);
-* ``Box`` / ``MultiDiscrete`` / ``MultiBinary``: ``np.asarray(action, dtype=space.dtype)``;
+* ``Box`` / ``MultiDiscrete`` / ``MultiBinary``: ``np.asarray(action, dtype=space.dtype)``, except bools for an
+  integer dtype (the Environment decides: a MultiBinary takes them, a MultiDiscrete or integer Box does not);
 * ``Tuple`` / ``Dict``: converted element-wise when the structure matches.
 
 A conversion that would change a value (1.5 to an integer, an out-of-range integer wrapping around) is
@@ -49,6 +50,8 @@ def _as_array(action: Any, dtype: np.dtype[Any]) -> np.ndarray[Any, Any] | None:
         return None
     if raw.dtype.kind not in "biuf":
         return None
+    if raw.dtype.kind == "b" and dtype.kind in "iu":
+        return None  # a bool is not a number: True for a MultiDiscrete or integer Box (or MultiBinary) is not 1
     if raw.dtype == dtype:
         return raw
     try:

@@ -9,7 +9,8 @@ From them it picks a family and writes it into ``program/``: the Policy in ``fam
 * ``linear`` for any other observation: the flattened observation, scaled into ``[-1, 1]`` where bounded, times a
   weight matrix plus a bias, one output per action (``Discrete``) or per action dimension (``Box``).
 
-Other action spaces have no family: the Agent then submits the Program unchanged.
+Other action spaces have no family, and neither has an observation with a part no family can flatten (``Text``) or
+more than :data:`MAX_LINEAR_FEATURES` features (an image): the Agent then submits the Program unchanged.
 """
 
 from __future__ import annotations
@@ -22,13 +23,23 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
-__all__ = ["FAMILY_PROGRAM", "Family", "family_for", "public_spec", "target_score", "write_family"]
+__all__ = [
+    "FAMILY_PROGRAM",
+    "MAX_LINEAR_FEATURES",
+    "Family",
+    "family_for",
+    "public_spec",
+    "target_score",
+    "write_family",
+]
 
 FAMILY_PROGRAM: Final = Path(__file__).resolve().parent / "family_program"
 """The generic Policy (``policy.py``) every family shares; ``params.json`` says which parameters it has."""
 
 _JSON_BLOCK: Final = re.compile(r"```json\n(.*?)\n```", re.DOTALL)
 _TARGET_KEYS: Final = ("reward_threshold", "gymnasium_reward_threshold")
+MAX_LINEAR_FEATURES: Final = 1024
+"""The most observation features the ``linear`` family weighs (a 64x64x3 image has 12,288: no family)."""
 
 
 def public_spec(task_file: Path | None) -> dict[str, Any] | None:
@@ -111,7 +122,7 @@ def family_for(spec: dict[str, Any] | None) -> Family | None:
         params = {f"q{s}_{a}": 0.0 for s in range(states) for a in range(outputs)}
         return Family("tabular", f"{states} states x {outputs} actions", params)
     features = _flat_size(observation)
-    if features is None:
+    if features is None or features > MAX_LINEAR_FEATURES:
         return None
     params = {f"w{o}_{i}": 0.0 for o in range(outputs) for i in range(features)}
     params.update({f"b{o}": 0.0 for o in range(outputs)})

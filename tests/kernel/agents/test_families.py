@@ -10,11 +10,18 @@ from typing import Any
 
 import numpy as np
 import pytest
-from evoledger.kernel.agents.builtin.families import family_for, public_spec, target_score, write_family
+from evoledger.kernel.agents.builtin.families import (
+    MAX_LINEAR_FEATURES,
+    family_for,
+    public_spec,
+    target_score,
+    write_family,
+)
 from evoledger.kernel.registry import default_registry
 from evoledger.kernel.run import RunConfig
 from evoledger.kernel.run.task import task_text_for
 from evoledger.tests.support.catalog import benchmark_params
+from gymnasium import spaces
 
 
 def _load(program: Path) -> ModuleType:
@@ -37,11 +44,31 @@ def test_the_spec_is_read_back_from_the_real_task_text(tmp_path: Path) -> None:
     assert public_spec(None) is None
 
 
+def _has_text(space: Any) -> bool:
+    if isinstance(space, spaces.Text):
+        return True
+    parts = space.spaces.values() if isinstance(space, spaces.Dict) else getattr(space, "spaces", ())
+    return isinstance(space, spaces.Dict | spaces.Tuple) and any(_has_text(s) for s in parts)
+
+
+def _has_family(benchmark: Any) -> bool:
+    """Whether a family fits: Discrete/Box actions, and a Discrete observation or a small one without text."""
+    observation = benchmark.observation_space
+    if not isinstance(benchmark.action_space, spaces.Discrete | spaces.Box):
+        return False
+    if isinstance(observation, spaces.Discrete):
+        return True
+    return not _has_text(observation) and spaces.flatdim(observation) <= MAX_LINEAR_FEATURES
+
+
 @pytest.mark.parametrize("name", benchmark_params())  # a family's Benchmarks under pytest -m catalog
 def test_every_registered_benchmark_has_a_family_whose_actions_are_valid(name: str, tmp_path: Path) -> None:
     benchmark = default_registry().make(name)
     spec = json.loads(json.dumps(benchmark.spec.model_dump(mode="json")))
     family = family_for(spec)
+    if not _has_family(benchmark):  # images, language missions, structured actions: the Agent submits as it is
+        assert family is None, name
+        return
     assert family is not None
     expected = "tabular" if spec["observation_space"]["type"] == "Discrete" else "linear"
     assert family.name == expected
@@ -83,6 +110,14 @@ def test_zero_parameters_pick_the_first_action_and_the_middle_of_a_box(tmp_path:
         observation = benchmark.make_environment(benchmark.episodes("train", seed=1, count=1)[0]).reset()
         action = module.make_policy(context).act(observation)
         assert np.asarray(action).tolist() == expected
+
+
+def test_no_family_for_image_text_or_structured_spaces() -> None:
+    for name in ("toy/image", "toy/mixed"):
+        spec = json.loads(json.dumps(default_registry().make(name).spec.model_dump(mode="json")))
+        assert family_for(spec) is None, name
+    image = {"type": "Box", "shape": [64, 64, 3], "dtype": "uint8", "low": 0, "high": 255}
+    assert family_for({"observation_space": image, "action_space": {"type": "Discrete", "n": 4}}) is None
 
 
 def test_no_family_for_an_action_space_it_cannot_produce() -> None:

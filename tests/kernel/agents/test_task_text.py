@@ -101,7 +101,9 @@ def test_every_fact_appears() -> None:
         "context.metadata",
         "context.environment_parameters",
         "context.policy_seed",
-        "numpy arrays for Box spaces",
+        "numpy arrays of the space's dtype and shape for Box spaces",
+        "a str for Text",
+        "gives that one value as its `low` or `high`",
     ):
         assert fragment in text
     # retention / eviction warning

@@ -56,6 +56,14 @@ def test_integer_boxes_refuse_lossy_conversions() -> None:
     assert conform_action([7], byte_box).dtype == np.uint8
 
 
+@pytest.mark.parametrize(
+    "space", [spaces.MultiDiscrete([3, 3]), spaces.Box(0, 5, (2,), dtype=np.int64), spaces.MultiBinary(2)]
+)
+def test_bools_are_not_made_integers(space: Any) -> None:
+    action = [True, False]
+    assert conform_action(action, space) is action  # the Environment decides (only a MultiBinary takes bools)
+
+
 def test_composite_spaces_convert_element_wise() -> None:
     space = spaces.Tuple((spaces.Discrete(3), BOX))
     converted = conform_action([np.int64(1), [0.5, 0.5]], space)
