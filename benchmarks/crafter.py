@@ -38,6 +38,7 @@ from evoledger.benchmarks._shipped import PROGRAMS_DIR
 from evoledger.benchmarks.crafter_env import ACHIEVEMENTS, ACTIONS, DEATH_CAUSES, GYMNASIUM_ID
 from evoledger.benchmarks.feedback_summary import SCORE_DIGITS, summarize_episodes
 from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymEnvironment, GymTask
+from evoledger.benchmarks.highway import final_metrics
 from evoledger.kernel.authoring import (
     Artifact,
     BenchmarkPrograms,
@@ -90,7 +91,7 @@ def _mask(record: EpisodeRecord) -> int:
     """The achievements an Episode unlocked (none when the Policy failed it)."""
     if record.status != "ok":
         return 0
-    return int(record.metrics.get("achievements_mask", 0))
+    return int(final_metrics(record).get("achievements_mask", 0))
 
 
 class CrafterBenchmark(GymBenchmark):
@@ -107,11 +108,11 @@ class CrafterBenchmark(GymBenchmark):
     def outcome(self, record: EpisodeRecord) -> str:
         if not record.terminated:
             return "survived"
-        code = int(record.metrics.get("death_cause", DEATH_CAUSES.index("unknown")))
+        code = int(final_metrics(record).get("death_cause", DEATH_CAUSES.index("unknown")))
         return f"died_{DEATH_CAUSES[code] if 0 <= code < len(DEATH_CAUSES) else 'unknown'}"
 
     def episode_notes(self, record: EpisodeRecord) -> dict[str, float]:
-        metrics = record.metrics
+        metrics = final_metrics(record)
         notes = {"survival_steps": float(record.steps)}
         for key in ("achievements", "health", "food", "drink", "energy", "reversals"):
             if key in metrics:
@@ -139,7 +140,8 @@ class CrafterBenchmark(GymBenchmark):
         usage: Counter[str] = Counter()
         for record in counted:
             if record.status == "ok":
-                usage.update({name: int(record.metrics.get(f"action_{name}", 0)) for name in ACTIONS})
+                metrics = final_metrics(record)
+                usage.update({name: int(metrics.get(f"action_{name}", 0)) for name in ACTIONS})
         total = sum(usage.values())
         content = dict(base.content)
         returns = content.get("returns") or {}

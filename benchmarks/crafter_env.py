@@ -15,6 +15,11 @@ Two observations:
   at row 3, column 4 (rows run down = ``move_down``, columns right = ``move_right``); ``inventory`` a dict of the
   16 counters (0..9); ``facing`` 0 left, 1 right, 2 up, 3 down; ``sleeping`` 0/1; ``daylight`` float32 in [0, 1].
 
+crafter 1.8.3 keeps each world chunk's creatures in a set ordered by memory address and despawns one picked by
+index from it, so an Episode would depend on what the process ran before; the wrapper gives every world
+insertion-ordered chunks, which makes an Episode a function of its seed and actions (``replay --execute``
+reproduces it).
+
 After each step, :attr:`CrafterEnv.facts` holds cumulative Episode facts (vitals, the achievements unlocked so far
 as a bit mask over :data:`ACHIEVEMENTS`, action counts, the likely cause of a death) for Feedback.
 
@@ -23,6 +28,7 @@ This module imports ``crafter`` only when an environment is created; register it
 
 from __future__ import annotations
 
+import collections
 import importlib
 from typing import Any, Final
 
@@ -120,6 +126,7 @@ class CrafterEnv(gym.Env[Any, Any]):
         self._env = crafter.Env(
             area=(64, 64), view=(9, 9), size=(64, 64), reward=True, length=self._length, seed=world_seed
         )
+        _order_chunks(self._env._world)
         self._frame = self._env.reset()
         self._unlocked, self._actions, self._reversals, self._last_move = 0, [0] * len(ACTIONS), 0, 0
         self.facts = {}
@@ -214,6 +221,44 @@ class CrafterEnv(gym.Env[Any, Any]):
             "sleeping": int(bool(player.sleeping)),
             "daylight": np.float32(np.clip(world.daylight, 0.0, 1.0)),
         }
+
+
+class _InsertionOrderedSet:
+    """The part of ``set`` crafter uses for a chunk's objects, iterating in insertion order.
+
+    crafter keeps each chunk's creatures in a plain set, whose order follows the objects' ids (memory addresses),
+    and despawns the creature at a random index of that order: the same seed would then play differently
+    depending on what the process allocated before.
+    """
+
+    def __init__(self) -> None:
+        self._items: dict[Any, None] = {}
+
+    def add(self, item: Any) -> None:
+        self._items[item] = None
+
+    def remove(self, item: Any) -> None:
+        del self._items[item]
+
+    def __iter__(self) -> Any:
+        return iter(list(self._items))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __contains__(self, item: Any) -> bool:
+        return item in self._items
+
+
+def _order_chunks(world: Any) -> None:
+    """Make ``world.reset()`` (which crafter's ``Env.reset()`` calls) keep chunks as insertion-ordered sets."""
+    original = world.reset
+
+    def reset(seed: Any = None) -> None:
+        original(seed=seed)
+        world._chunks = collections.defaultdict(_InsertionOrderedSet)
+
+    world.reset = reset
 
 
 def _entity_code(obj: Any) -> int:

@@ -35,7 +35,16 @@ from evoledger.benchmarks._shipped import PROGRAMS_DIR
 from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymEnvironment, GymTask
 from evoledger.kernel.authoring import BenchmarkPrograms, CatalogEntry, EpisodeRecord, EpisodeSpec, Extra, Step
 
-__all__ = ["BENCHMARKS", "CATALOG", "EXTRA", "HighwayBenchmark", "HighwayConfig", "HighwayTask", "make_highway_task"]
+__all__ = [
+    "BENCHMARKS",
+    "CATALOG",
+    "EXTRA",
+    "HighwayBenchmark",
+    "HighwayConfig",
+    "HighwayTask",
+    "final_metrics",
+    "make_highway_task",
+]
 
 EXTRA: Final = Extra("highway", ("highway_env",))
 
@@ -295,6 +304,15 @@ def _goal(env: Any, task: str, info: Mapping[str, Any], terminated: bool, crashe
     return False
 
 
+def final_metrics(record: EpisodeRecord) -> Mapping[str, Any]:
+    """The Episode's last-step metrics: the record's own, else (a record built without them) its trajectory's."""
+    if record.metrics:
+        return record.metrics
+    if record.trajectory is not None and record.trajectory.metrics:
+        return record.trajectory.metrics[-1]
+    return {}
+
+
 class HighwayBenchmark(GymBenchmark):
     """A highway-env task; outcomes ``crashed`` / ``arrived`` / ``left_road`` / ``timed_out``."""
 
@@ -310,7 +328,7 @@ class HighwayBenchmark(GymBenchmark):
         return _HighwayEnvironment(self, episode)
 
     def outcome(self, record: EpisodeRecord) -> str:
-        metrics = record.metrics
+        metrics = final_metrics(record)
         if metrics.get("crashed"):
             return "crashed"
         if metrics.get("goal"):
@@ -320,7 +338,7 @@ class HighwayBenchmark(GymBenchmark):
         return "timed_out" if record.truncated else "terminated"
 
     def episode_notes(self, record: EpisodeRecord) -> dict[str, float]:
-        metrics = record.metrics
+        metrics = final_metrics(record)
         notes = {k: float(metrics[k]) for k in ("mean_speed", "lane_changes", "mean_abs_steering") if k in metrics}
         if metrics.get("crashed"):
             notes["crash_step"] = float(record.steps)
