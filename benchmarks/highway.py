@@ -13,9 +13,15 @@ the Episode seed (``reset(seed=...)`` seeds every random choice of highway-env),
 reproduces each trajectory digest.
 
 Feedback: outcome classes ``crashed`` / ``arrived`` (the task's goal: through the intersection, past the merge,
-onto the exit, into the parking spot) / ``left_road`` / ``timed_out``; per-step metrics ``speed``, ``crashed``,
-``on_road``, ``lane`` and ``goal``; per-Episode notes ``mean_speed``, ``lane_changes``, ``crash_step``,
-``goal_step`` and, for continuous control, ``mean_abs_steering``.
+onto the exit, into the parking spot) / ``left_road`` / ``timed_out``; every step's metrics describe the Episode so
+far (``speed``, ``mean_speed``, ``crashed``, ``on_road``, ``lane_changes``, ``goal``, ``goal_step``, ``steps`` and,
+for continuous control, ``mean_abs_steering``), so the last step's metrics, which every EpisodeRecord carries,
+summarize it; per-Episode notes ``mean_speed``, ``lane_changes``, ``crash_step``, ``goal_step``,
+``mean_abs_steering``.
+
+Caveat (the catalogue's rule, kept): ``highway/lane-keeping``'s reward ``1 - (lateral offset / lane width)^2`` is
+unbounded below, so a Policy that drifts away (the neutral baseline scores about -1,412 over 200 steps) does worse
+than a failed Episode (-200).
 
 Nothing here imports highway-env at module import time: the factories call ``EXTRA.require`` first.
 """
@@ -320,8 +326,8 @@ class HighwayBenchmark(GymBenchmark):
         self._short = short_name
         super().__init__(task)
 
-    def _make_gym_env(self) -> Any:
-        env = super()._make_gym_env()
+    def _make_gym_env(self, *args: Any, **kwargs: Any) -> Any:
+        env = super()._make_gym_env(*args, **kwargs)
         return _StepFacts(env, self._short, continuous=not isinstance(env.action_space, gym.spaces.Discrete))
 
     def make_environment(self, episode: EpisodeSpec) -> GymEnvironment:
