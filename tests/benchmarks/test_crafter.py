@@ -67,13 +67,11 @@ def test_the_environment_is_seeded_renders_its_frame_and_has_proper_spaces() -> 
 
     symbolic, frames = rollout(7, "local-symbolic")
     rgb, rgb_frames = rollout(7, "rgb")
-    other, _ = rollout(8, "local-symbolic")
     # the same seed builds the same world: the RGB Episode sees exactly the frames the symbolic one rendered
     assert all(np.array_equal(a, b) for a, b in zip(frames, rgb, strict=True))
     assert all(np.array_equal(a, b) for a, b in zip(rgb, rgb_frames, strict=True))
     assert rgb[0].shape == (64, 64, 3)
     assert rgb[0].dtype == np.uint8
-    assert not all(np.array_equal(a["terrain"], b["terrain"]) for a, b in zip(symbolic, other, strict=True))
     assert symbolic[0]["entities"][3, 4] == 1  # the player in the middle of the view
 
 
@@ -171,4 +169,4 @@ def test_an_episode_replays_identically_whatever_ran_before_it_in_the_process() 
         del garbage
         return hashlib.sha256(b"".join(seen)).hexdigest()
 
-    assert digest(3, 0) == digest(3, 50_000) == digest(3, 7)
+    assert digest(3, 0) == digest(3, 50_000)  # (that other seeds differ: check_benchmark, under -m catalog)
