@@ -39,6 +39,7 @@ from evoledger.benchmarks.crafter_env import ACHIEVEMENTS, ACTIONS, DEATH_CAUSES
 from evoledger.benchmarks.feedback_summary import SCORE_DIGITS, summarize_episodes
 from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymEnvironment, GymTask
 from evoledger.benchmarks.highway import final_metrics
+from evoledger.benchmarks.visual_evidence import VisualEvidence
 from evoledger.kernel.authoring import (
     Artifact,
     BenchmarkPrograms,
@@ -94,6 +95,10 @@ def _mask(record: EpisodeRecord) -> int:
     return int(final_metrics(record).get("achievements_mask", 0))
 
 
+_EVIDENCE: Final = VisualEvidence(episodes=2, frames=12, tile_width=128)
+"""Contact sheets of two training Episodes per Feedback: the frames crafter drew for the Policy's own steps."""
+
+
 class CrafterBenchmark(GymBenchmark):
     """A Crafter Benchmark scored by the canonical Crafter score (see the module docstring)."""
 
@@ -102,8 +107,8 @@ class CrafterBenchmark(GymBenchmark):
         super().__init__(task)
         self._spec = self._spec.model_copy(update={"scoring": None})
 
-    def make_environment(self, episode: EpisodeSpec) -> GymEnvironment:
-        return _CrafterEnvironment(self, episode)
+    def make_environment(self, episode: EpisodeSpec, **make_overrides: Any) -> GymEnvironment:
+        return _CrafterEnvironment(self, episode, **make_overrides)
 
     def outcome(self, record: EpisodeRecord) -> str:
         if not record.terminated:
@@ -166,7 +171,7 @@ class CrafterBenchmark(GymBenchmark):
             artifacts.append(
                 Artifact(name="trace.jsonl", media_type="application/x-ndjson", data=trace, retention="bulk")
             )
-        return Feedback(score=score, content=content, artifacts=tuple(artifacts))
+        return self.with_visual_evidence(Feedback(score=score, content=content, artifacts=tuple(artifacts)), records)
 
     def _trace(self, records: Sequence[EpisodeRecord]) -> bytes:
         """The first steps of the first Episodes with a trajectory: action names, rewards, vitals (no images)."""
@@ -222,6 +227,7 @@ def _make(name: str, observation: str, programs: BenchmarkPrograms, config: dict
         GymTask(
             benchmark_id=name,
             programs=programs,
+            visual_evidence=_EVIDENCE,
             gymnasium_id=GYMNASIUM_ID,
             description=(
                 "Crafter (crafter 1.8.3, CrafterReward-v1): survive in a procedurally generated 64x64 world and "

@@ -198,6 +198,11 @@ class GymBenchmark:
             outcome=self.outcome,
             notes=self.episode_notes,
         )
+        return self.with_visual_evidence(feedback, records)
+
+    def with_visual_evidence(self, feedback: Feedback, records: Sequence[EpisodeRecord]) -> Feedback:
+        """``feedback`` plus contact sheets of the first records' Episodes when the task asks for visual evidence
+        (``GymTask.visual_evidence``); for subclasses that build their own Feedback."""
         evidence = self._task.visual_evidence
         if evidence is None:
             return feedback

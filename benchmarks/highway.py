@@ -39,6 +39,7 @@ import gymnasium as gym
 import numpy as np
 from evoledger.benchmarks._shipped import PROGRAMS_DIR
 from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymEnvironment, GymTask
+from evoledger.benchmarks.visual_evidence import VisualEvidence
 from evoledger.kernel.authoring import BenchmarkPrograms, CatalogEntry, EpisodeRecord, EpisodeSpec, Extra, Step
 
 __all__ = [
@@ -319,6 +320,11 @@ def final_metrics(record: EpisodeRecord) -> Mapping[str, Any]:
     return {}
 
 
+_EVIDENCE: Final = VisualEvidence(episodes=2, frames=12, tile_width=150)
+"""Contact sheets of two training Episodes per Feedback, rendered in the Host by pygame (lane-keeping has none:
+its renderer is not available upstream)."""
+
+
 class HighwayBenchmark(GymBenchmark):
     """A highway-env task; outcomes ``crashed`` / ``arrived`` / ``left_road`` / ``timed_out``."""
 
@@ -330,8 +336,8 @@ class HighwayBenchmark(GymBenchmark):
         env = super()._make_gym_env(*args, **kwargs)
         return _StepFacts(env, self._short, continuous=not isinstance(env.action_space, gym.spaces.Discrete))
 
-    def make_environment(self, episode: EpisodeSpec) -> GymEnvironment:
-        return _HighwayEnvironment(self, episode)
+    def make_environment(self, episode: EpisodeSpec, **make_overrides: Any) -> GymEnvironment:
+        return _HighwayEnvironment(self, episode, **make_overrides)
 
     def outcome(self, record: EpisodeRecord) -> str:
         metrics = final_metrics(record)
@@ -391,6 +397,7 @@ def make_highway_task(task: HighwayTask, **config: Any) -> HighwayBenchmark:
             max_episode_steps=steps,
             env_kwargs={"config": _explicit_config(task)},
             metadata={"source": "highway-env", "highway_env_version": _version()},
+            visual_evidence=None if task.name == "highway/lane-keeping" else _EVIDENCE,
         ),
         task.task,
     )
