@@ -89,7 +89,6 @@ class Agent:
         self.step = 0
         self.carrying = None
         self.last = None
-        self.cue = None
 
     # ---- perception ----------------------------------------------------------------------------------------
     def _cells(self, pos, direction):
@@ -208,7 +207,8 @@ class Agent:
             return None
         _, stand, target = best
         if stand == self.pos:
-            return self.face(target) or "arrived"
+            turn = self.face(target)
+            return "arrived" if turn is None else turn
         cell = stand
         while parent[cell] != self.pos:
             cell = parent[cell]
@@ -232,12 +232,21 @@ class Agent:
         return None if turn == 0 else (LEFT if turn == 3 else RIGHT)
 
     def drop_aside(self, avoid=None):
+        """Drop the carried object on a free cell beside the agent (not ``avoid``), turning towards it first."""
         order = [(self.dir + k) % 4 for k in (0, 1, 3, 2)]
-        for direction in order:
-            cell = (self.pos[0] + DIRS[direction][0], self.pos[1] + DIRS[direction][1])
-            if cell != avoid and self.kind[cell[0]][cell[1]] == EMPTY:
-                return DROP if direction == self.dir else self.face(cell)
+        for strict in (True, False):
+            for direction in order:
+                cell = (self.pos[0] + DIRS[direction][0], self.pos[1] + DIRS[direction][1])
+                free = self.droppable(cell) if strict else self.kind[cell[0]][cell[1]] == EMPTY
+                if cell != avoid and free:
+                    self.dropping = direction != self.dir
+                    return DROP if direction == self.dir else self.face(cell)
         return FORWARD if self.cost(*self.front(), False, False) == 1 else self.rng.choice((LEFT, RIGHT))
+
+    def droppable(self, cell):
+        """An empty cell that blocks no doorway."""
+        x, y = cell
+        return self.kind[x][y] == EMPTY and all(self.kind[x + dx][y + dy] != DOOR for dx, dy in DIRS)
 
     def frontier(self):
         def unseen_edge(x, y):
@@ -292,7 +301,12 @@ class Agent:
             self.clauses = parse_mission(str(observation["mission"]))
             self.start_dir = direction
         self.observe(image, direction)
-        action = self.decide()
+        if self.dropping and self.carrying is not None:
+            fx, fy = self.front()
+            action = DROP if self.kind[fx][fy] == EMPTY else self.drop_aside()
+        else:
+            action = self.decide()
+        self.dropping = self.dropping and action != DROP and self.carrying is not None
         self.moved_from = None
         if action == FORWARD:
             fx, fy = self.front()
@@ -334,6 +348,7 @@ class Agent:
         return (kind is None or held[0] == kind) and (colour is None or held[1] == colour)
 
     put_holding = False
+    dropping = False
     moved_from = None
     kind_wanted = None
 
@@ -344,19 +359,20 @@ class Agent:
             return self.unblock([], False)
         if verb == "goal":
             goals = self.cells(lambda x, y: self.kind[x][y] == GOAL)
-            action = self.route(goals, unknown=False) or self.route(goals, unknown=True)
+            action = self.route(goals, unknown=False)
+            if action is None:
+                action = self.route(goals, unknown=True)
             if action == "arrived":
                 return FORWARD
             return action if action is not None else self.unblock(goals, False)
         if verb == "memory":
+            # the two objects at the hallway's end share a column, four cells apart; the third one is the cue
             objects = self.cells(lambda x, y: self.kind[x][y] in (KEY, BALL))
-            if self.cue is None and objects:
-                self.cue = min(objects, key=lambda c: abs(c[0] - self.pos[0]) + abs(c[1] - self.pos[1]))
-                self.cue = (self.cue, self.kind[self.cue[0]][self.cue[1]])
-            if self.cue is not None:
-                cue_cell, cue_kind = self.cue
-                targets = [c for c in objects if c != cue_cell and self.kind[c[0]][c[1]] == cue_kind]
-                action = self.route(targets, unknown=False)
+            pair = [c for c in objects if any(d[0] == c[0] and abs(d[1] - c[1]) == 4 for d in objects)]
+            cues = [c for c in objects if c not in pair]
+            if pair and cues:
+                cue_kind = self.kind[cues[0][0]][cues[0][1]]
+                action = self.route([c for c in pair if self.kind[c[0]][c[1]] == cue_kind], unknown=False)
                 if action == "arrived":
                     return DONE
                 if action is not None:
