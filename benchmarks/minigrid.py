@@ -7,7 +7,7 @@ words split by ``-`` and lowercased; size and count tokens stay one word (``Door
 kept as a suffix (``MultiRoom-N4-S5-v1`` -> ``multi-room-n4-s5-v1``). WFC presets are ``minigrid/wfc-<preset>``
 (``MiniGrid-WFC-MazeSimple-v0`` -> ``minigrid/wfc-maze-simple``) with a ``size`` setting (15 or 25, default 25).
 
-Every upstream ``MiniGrid-*`` id of minigrid 3.2.0 is registered (the 73 of the catalogue's 21 families, plus
+Every upstream ``MiniGrid-*`` id of minigrid 3.2.0 is registered (the 74 of the catalogue's 21 families, plus
 MemoryS7 and MemoryS9). Step limits are the environments' own ``max_steps`` (the return formula uses them), except
 Playground (1,000 steps) and WFC (4 * size^2). Observation, actions, score and Feedback: see
 :mod:`evoledger.benchmarks.minigrid_adapter`. Playground is scored by room coverage, not return.

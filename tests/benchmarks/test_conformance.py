@@ -157,7 +157,9 @@ class WalkEnv:
             raise RuntimeError("already closed")
 
 
-@pytest.mark.parametrize("name", default_registry().names())
+@pytest.mark.parametrize(
+    "name", [n for n in default_registry().names() if not n.startswith(("minigrid/", "babyai/"))]
+)  # those: test_minigrid_catalog.py
 def test_every_registered_benchmark_conforms(name: str) -> None:
     report = check_benchmark(default_registry().make(name), episodes=3, seed=0)
     assert report.ok, report.summary()
