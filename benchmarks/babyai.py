@@ -8,8 +8,8 @@ The mission is natural language from BabyAI's grammar ("go to the red ball", "op
 "put the grey key next to a box, then pick up the blue ball", ...); locations ("on your left") are relative to
 where the agent starts. BabyAI truncates an Episode after its own ``max_steps``, which grows with the number of
 sub-goals of the mission; the Benchmark's step limit is the largest it can be (8 navigations for the Synth, Seq and
-Boss levels), so BabyAI's limit is the one that applies and the return formula uses it. Observation, actions, score and Feedback: see
-:mod:`evoledger.benchmarks.minigrid_adapter`.
+Boss levels), so BabyAI's limit is the one that applies and the return formula uses it. Observation, actions, score
+and Feedback: see :mod:`evoledger.benchmarks.minigrid_adapter`.
 """
 
 from __future__ import annotations

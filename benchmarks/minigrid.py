@@ -193,7 +193,7 @@ def _make_wfc(preset: str, pattern: str, generation: str, **config: Any) -> Mini
     WFC_EXTRA.require(name)
     cfg = WFCSettings.model_validate(config)
     import gymnasium as gym
-    import minigrid  # noqa: F401
+    import minigrid
     from minigrid.envs.wfc import config as wfc_config
 
     path = Path(wfc_config.PATTERN_PATH) / pattern
@@ -206,7 +206,8 @@ def _make_wfc(preset: str, pattern: str, generation: str, **config: Any) -> Mini
     info = _wfc_info(preset, generation, cfg.size)
     if info.gymnasium_id not in gym.registry:  # the inconsistent and slow presets are not registered upstream
         wfc_config.register_wfc_presets({preset: wfc_config.WFC_PRESETS_ALL[preset]}, gym.register)
-    extra = f" The level is {cfg.size}x{cfg.size}; generating it can take {'minutes' if generation == 'slow' else 'seconds'}."
+    wait = "minutes" if generation == "slow" else "seconds"
+    extra = f" The level is {cfg.size}x{cfg.size}; generating it can take {wait}."
     return make_minigrid_benchmark(info, cfg, programs=shipped("minigrid"), description_extra=extra)
 
 

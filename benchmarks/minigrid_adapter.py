@@ -72,7 +72,7 @@ class MinigridTaskInfo:
     """Playground: score is room coverage (see :class:`RoomCoverage`)."""
 
 
-class PublicObservation(gym.ObservationWrapper):  # type: ignore[type-arg]
+class PublicObservation(gym.ObservationWrapper[dict[str, Any], Any, Any]):
     """MiniGrid's dict observation with the mission as a ``Text`` space and the direction as a plain int."""
 
     def __init__(self, env: Any) -> None:
@@ -93,7 +93,7 @@ class PublicObservation(gym.ObservationWrapper):  # type: ignore[type-arg]
         }
 
 
-class RoomCoverage(gym.Wrapper):  # type: ignore[type-arg]
+class RoomCoverage(gym.Wrapper[Any, Any, Any, Any]):
     """Playground's score: reward 1/9 for each of its nine 3x3 rooms first entered (the start room on the first
     step), so the return is the fraction of rooms entered; the Episode terminates once all nine are entered."""
 
@@ -103,7 +103,7 @@ class RoomCoverage(gym.Wrapper):  # type: ignore[type-arg]
         self._start: tuple[int, int] | None = None
 
     def _room(self) -> tuple[int, int] | None:
-        unwrapped = self.env.unwrapped
+        unwrapped: Any = self.env.unwrapped
         x, y = (int(v) for v in unwrapped.agent_pos)
         width = unwrapped.width // 3
         if x % width == 0 or y % width == 0:  # a wall line (a doorway): in no room

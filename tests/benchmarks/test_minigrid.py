@@ -33,11 +33,13 @@ def test_every_upstream_id_has_one_kebab_case_name_and_one_catalog_row() -> None
     import minigrid as upstream  # noqa: F401  (registers the ids)
 
     names = [*minigrid.BENCHMARKS, *babyai.BENCHMARKS]
-    assert len(minigrid.BENCHMARKS) == 76 + 22 and len(babyai.BENCHMARKS) == 40
+    assert len(minigrid.BENCHMARKS) == 76 + 22
+    assert len(babyai.BENCHMARKS) == 40
     assert len(set(names)) == len(names)
     assert all(re.fullmatch(r"(minigrid|babyai)/[a-z0-9]+(-[a-z0-9]+)*", n) for n in names)
     assert [e.name for e in (*minigrid.CATALOG, *babyai.CATALOG)] == names
-    assert {e.family for e in minigrid.CATALOG} == {"minigrid"} and {e.family for e in babyai.CATALOG} == {"babyai"}
+    assert {e.family for e in minigrid.CATALOG} == {"minigrid"}
+    assert {e.family for e in babyai.CATALOG} == {"babyai"}
     standard = {f"MiniGrid-{upstream_id}" for upstream_id, _ in minigrid.STANDARD_TASKS}
     registered = {k for k in gym.registry if k.startswith("MiniGrid-") and "-WFC-" not in k}
     assert standard == registered  # every upstream standard id, each once
@@ -67,12 +69,14 @@ def test_the_modules_import_and_list_without_minigrid_and_building_says_how_to_i
 def test_the_policy_sees_image_direction_and_a_text_mission() -> None:
     benchmark = minigrid.BENCHMARKS["minigrid/door-key-5x5"]()
     space = benchmark.observation_space
-    assert isinstance(space, spaces.Dict) and isinstance(space["mission"], spaces.Text)
+    assert isinstance(space, spaces.Dict)
+    assert isinstance(space["mission"], spaces.Text)
     assert benchmark.spec.observation_space["spaces"]["mission"]["type"] == "Text"
     assert benchmark.spec.max_episode_steps == 250
     env = benchmark.make_environment(benchmark.episodes("train", seed=0, count=1)[0])
     observation = env.reset()
-    assert observation["image"].dtype == np.uint8 and observation["image"].shape == (7, 7, 3)
+    assert observation["image"].dtype == np.uint8
+    assert observation["image"].shape == (7, 7, 3)
     assert type(observation["direction"]) is int
     assert observation["mission"] == "use the key to open the door and then get to the goal"
     assert space.contains(observation)
@@ -88,11 +92,13 @@ def test_heuristic_feedback_reports_success_funnel_and_action_usage(play_program
     records = play_program(benchmark, programs.heuristic, count=2)
     feedback = benchmark.feedback(records)
     content = feedback.content
-    assert content["success_rate"] == 1.0 and content["outcome_counts"] == {"success": 2}
+    assert content["success_rate"] == 1.0
+    assert content["outcome_counts"] == {"success": 2}
     assert content["funnel"] == {
         "episodes": 2, "box_seen": 0, "door_opened": 2, "goal_seen": 2, "key_picked": 2, "key_seen": 2, "success": 2,
     }  # fmt: skip
-    assert content["action_usage"]["pickup"] > 0 and content["action_usage"]["toggle"] > 0
+    assert content["action_usage"]["pickup"] > 0
+    assert content["action_usage"]["toggle"] > 0
     assert set(content["notes"]) >= {"distinct_cells", "stalls", "key_picked", "door_opened"}
     assert 0.5 < float(feedback.score or 0) <= 1.0
 
@@ -127,5 +133,6 @@ def test_one_baseline_episode_through_the_real_evaluate() -> None:
     name = "babyai/go-to-red-ball"
     programs = benchmark_programs(babyai.BENCHMARKS[name]())
     result = evaluate(programs.baseline, name, config=EvaluationConfig(episodes=1, seed=1))
-    assert result.failures == 0 and result.score is not None
+    assert result.failures == 0
+    assert result.score is not None
     assert all(e.trajectory_digest for e in result.episodes)

@@ -71,5 +71,6 @@ def test_the_heuristic_beats_the_baseline_through_evaluate(name: str) -> None:
         baseline = evaluate(programs.baseline, name, config=config, executor=executor)
         heuristic = evaluate(programs.heuristic, name, config=config, executor=executor)
     assert heuristic.failures == 0, [e.failure for e in heuristic.episodes if e.failure]
-    assert baseline.score is not None and heuristic.score is not None
+    assert baseline.score is not None
+    assert heuristic.score is not None
     assert heuristic.score > baseline.score, (name, heuristic.score, baseline.score)

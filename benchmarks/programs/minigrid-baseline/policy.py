@@ -6,16 +6,17 @@ anything up, so it only succeeds where reaching a goal square by chance is enoug
 """
 
 import random
+from typing import Any
 
 _WALKABLE = {1, 3, 8}  # empty, floor, goal
 _DOOR = 4
 
 
-def make_policy(context):
+def make_policy(context: Any) -> Any:
     rng = random.Random(context.policy_seed)
 
     class Policy:
-        def act(self, observation):
+        def act(self, observation: Any) -> int:
             kind, _colour, state = (int(v) for v in observation["image"][3][5])
             if kind == _DOOR and state == 1:
                 return 5  # toggle: open a closed door

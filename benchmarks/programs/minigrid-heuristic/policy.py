@@ -14,6 +14,8 @@
 import heapq
 import random
 import re
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 EMPTY, WALL, FLOOR, DOOR, KEY, BALL, BOX, GOAL, LAVA = 1, 2, 3, 4, 5, 6, 7, 8, 9
 LEFT, RIGHT, FORWARD, PICKUP, DROP, TOGGLE, DONE = range(7)
@@ -27,9 +29,13 @@ _DESC = re.compile(
 )
 _LOC = {"on your left": "left", "on your right": "right", "in front of you": "front", "behind you": "behind"}
 _INF = float("inf")
+ARRIVED = -1  # route(): already next to the target and facing it
+Cell = tuple[int, int]
+Desc = tuple[int | None, int | None, str | None]
+Clause = tuple[Any, ...]
 
 
-def _desc(text):
+def _desc(text: str) -> Desc | None:
     match = _DESC.search(text)
     if match is None:
         return None
@@ -37,7 +43,7 @@ def _desc(text):
     return (COLOURS.get(colour), TYPES[kind], _LOC.get(loc))
 
 
-def _clause(text, verb):
+def _clause(text: str, verb: str | None) -> tuple[Clause | None, str | None]:
     text = text.strip().strip(",").strip()
     for prefix, kind in (("go to", "goto"), ("pick up", "pickup"), ("open", "open"), ("put", "put")):
         if text.startswith(prefix):
@@ -56,7 +62,7 @@ def _clause(text, verb):
     return ((verb, desc) if verb and desc else None), verb
 
 
-def parse_mission(mission):
+def parse_mission(mission: str) -> list[Clause]:
     """The mission as a list of clauses: ("goal",), ("memory",), ("explore",), (verb, desc) or ("put", x, y)."""
     mission = mission.lower().strip()
     if "goal" in mission:
@@ -75,23 +81,23 @@ def parse_mission(mission):
 
 
 class Agent:
-    def __init__(self, rng):
+    def __init__(self, rng: random.Random) -> None:
         self.rng = rng
         self.kind = [[0] * SIZE for _ in range(SIZE)]
         self.colour = [[0] * SIZE for _ in range(SIZE)]
         self.state = [[0] * SIZE for _ in range(SIZE)]
         self.pos = (SIZE // 2, SIZE // 2)
         self.start = self.pos
-        self.start_dir = None
+        self.start_dir = 0
         self.dir = 0
         self.box = [self.pos[0], self.pos[1], self.pos[0], self.pos[1]]
-        self.clauses = None
+        self.clauses: list[Clause] | None = None
         self.step = 0
-        self.carrying = None
-        self.last = None
+        self.carrying: tuple[int, int] | None = None
+        self.last: int | None = None
 
     # ---- perception ----------------------------------------------------------------------------------------
-    def _cells(self, pos, direction):
+    def _cells(self, pos: Cell, direction: int) -> Iterator[tuple[int, int, int, int]]:
         fx, fy = DIRS[direction]
         rx, ry = -fy, fx
         for i in range(7):
@@ -99,7 +105,7 @@ class Agent:
                 ahead, side = 6 - j, i - 3
                 yield i, j, pos[0] + fx * ahead + rx * side, pos[1] + fy * ahead + ry * side
 
-    def _agreement(self, image, pos, direction):
+    def _agreement(self, image: Any, pos: Cell, direction: int) -> int:
         score = 0
         for i, j, x, y in self._cells(pos, direction):
             seen, known = int(image[i][j][0]), self.kind[x][y] if 0 <= x < SIZE and 0 <= y < SIZE else 0
@@ -107,7 +113,7 @@ class Agent:
                 score += 1 if seen == known else -1
         return score
 
-    def observe(self, image, direction):
+    def observe(self, image: Any, direction: int) -> None:
         if self.last == FORWARD and self.moved_from is not None:
             stay = self.moved_from
             if self._agreement(image, stay, direction) > self._agreement(image, self.pos, direction):
@@ -124,12 +130,12 @@ class Agent:
         px, py = self.pos
         self.kind[px][py] = self.kind[px][py] if self.kind[px][py] in (DOOR, GOAL, FLOOR) else EMPTY
 
-    def front(self):
+    def front(self) -> Cell:
         fx, fy = DIRS[self.dir]
         return (self.pos[0] + fx, self.pos[1] + fy)
 
     # ---- matching --------------------------------------------------------------------------------------------
-    def matches(self, cell, desc):
+    def matches(self, cell: Cell, desc: Desc) -> bool:
         colour, kind, loc = desc
         x, y = cell
         k = self.kind[x][y]
@@ -149,15 +155,15 @@ class Agent:
                 return False
         return True
 
-    def cells(self, predicate):
+    def cells(self, predicate: Callable[[int, int], bool]) -> list[Cell]:
         x0, y0, x1, y1 = self.box
         return [(x, y) for x in range(x0, x1 + 1) for y in range(y0, y1 + 1) if predicate(x, y)]
 
-    def found(self, desc):
+    def found(self, desc: Desc) -> list[Cell]:
         return self.cells(lambda x, y: self.kind[x][y] in (KEY, BALL, BOX, DOOR) and self.matches((x, y), desc))
 
     # ---- planning --------------------------------------------------------------------------------------------
-    def cost(self, x, y, unknown, blockers):
+    def cost(self, x: int, y: int, unknown: bool, blockers: bool) -> float:
         if not (0 <= x < SIZE and 0 <= y < SIZE):
             return _INF
         k = self.kind[x][y]
@@ -174,16 +180,17 @@ class Agent:
             return 12
         return _INF
 
-    def route(self, targets, unknown=True, blockers=False):
-        """The next action towards standing next to (and facing) one of ``targets``, "arrived", or None."""
+    def route(self, targets: Iterable[Cell], unknown: bool = True, blockers: bool = False) -> int | None:
+        """The next action towards standing next to (and facing) one of ``targets``, ARRIVED, or None."""
         targets = set(targets)
         if not targets:
             return None
         x0, y0, x1, y1 = self.box
         lo_x, lo_y, hi_x, hi_y = x0 - 1, y0 - 1, x1 + 1, y1 + 1
-        dist, parent = {self.pos: 0}, {}
-        queue = [(0, self.pos)]
-        best = None
+        dist: dict[Cell, float] = {self.pos: 0}
+        parent: dict[Cell, Cell] = {}
+        queue: list[tuple[float, Cell]] = [(0, self.pos)]
+        best: tuple[float, Cell, Cell] | None = None
         while queue:
             d, cell = heapq.heappop(queue)
             if d > dist.get(cell, _INF):
@@ -208,7 +215,7 @@ class Agent:
         _, stand, target = best
         if stand == self.pos:
             turn = self.face(target)
-            return "arrived" if turn is None else turn
+            return ARRIVED if turn is None else turn
         cell = stand
         while parent[cell] != self.pos:
             cell = parent[cell]
@@ -225,13 +232,13 @@ class Agent:
             return self.rng.choice((LEFT, RIGHT))
         return FORWARD
 
-    def face(self, cell):
+    def face(self, cell: Cell) -> int | None:
         dx, dy = cell[0] - self.pos[0], cell[1] - self.pos[1]
         want = DIRS.index((dx, dy))
         turn = (want - self.dir) % 4
         return None if turn == 0 else (LEFT if turn == 3 else RIGHT)
 
-    def drop_aside(self, avoid=None):
+    def drop_aside(self, avoid: Cell | None = None) -> int:
         """Drop the carried object on a free cell beside the agent (not ``avoid``), turning towards it first."""
         order = [(self.dir + k) % 4 for k in (0, 1, 3, 2)]
         for strict in (True, False):
@@ -239,17 +246,18 @@ class Agent:
                 cell = (self.pos[0] + DIRS[direction][0], self.pos[1] + DIRS[direction][1])
                 free = self.droppable(cell) if strict else self.kind[cell[0]][cell[1]] == EMPTY
                 if cell != avoid and free:
-                    self.dropping = direction != self.dir
-                    return DROP if direction == self.dir else self.face(cell)
+                    turn = self.face(cell)
+                    self.dropping = turn is not None
+                    return DROP if turn is None else turn
         return FORWARD if self.cost(*self.front(), False, False) == 1 else self.rng.choice((LEFT, RIGHT))
 
-    def droppable(self, cell):
+    def droppable(self, cell: Cell) -> bool:
         """An empty cell that blocks no doorway."""
         x, y = cell
         return self.kind[x][y] == EMPTY and all(self.kind[x + dx][y + dy] != DOOR for dx, dy in DIRS)
 
-    def frontier(self):
-        def unseen_edge(x, y):
+    def frontier(self) -> list[Cell]:
+        def unseen_edge(x: int, y: int) -> bool:
             if self.kind[x][y] != 0:
                 return False
             return any(self.cost(x + dx, y + dy, False, False) < _INF for dx, dy in DIRS)
@@ -257,10 +265,10 @@ class Agent:
         x0, y0, x1, y1 = self.box
         return [(x, y) for x in range(x0 - 1, x1 + 2) for y in range(y0 - 1, y1 + 2) if unseen_edge(x, y)]
 
-    def unblock(self, goal_cells, allow_blockers):
+    def unblock(self, goal_cells: list[Cell], allow_blockers: bool) -> int:
         """When the target is unknown or unreachable: explore, then keys for locked doors, boxes, blockers."""
         action = self.route(self.frontier(), unknown=False)
-        if action not in (None, "arrived"):
+        if action not in (None, ARRIVED):
             return action
         locked = self.cells(lambda x, y: self.kind[x][y] == DOOR and self.state[x][y] == 2)
         colours = {self.colour[x][y] for x, y in locked}
@@ -272,30 +280,30 @@ class Agent:
         if self.kind_wanted != BOX:
             boxes = self.cells(lambda x, y: self.kind[x][y] == BOX)
             action = self.route(boxes, unknown=False)
-            if action == "arrived":
+            if action == ARRIVED:
                 return TOGGLE
             if action is not None:
                 return action
         if allow_blockers:
             for targets in (goal_cells, self.frontier()):
                 action = self.route(targets, unknown=True, blockers=True)
-                if action not in (None, "arrived"):
+                if action not in (None, ARRIVED):
                     return action
         return self.wander()
 
-    def wander(self):
+    def wander(self) -> int:
         if self.cost(*self.front(), False, False) == 1 and self.rng.random() < 0.7:
             return FORWARD
         return self.rng.choice((LEFT, RIGHT))
 
-    def pick(self, cells):
+    def pick(self, cells: list[Cell]) -> int | None:
         action = self.route(cells, unknown=True)
-        if action == "arrived":
+        if action == ARRIVED:
             return PICKUP if self.carrying is None else self.drop_aside(avoid=self.front())
         return action
 
     # ---- acting ----------------------------------------------------------------------------------------------
-    def act(self, observation):
+    def act(self, observation: Any) -> int:
         image, direction = observation["image"], int(observation["direction"])
         if self.clauses is None:
             self.clauses = parse_mission(str(observation["mission"]))
@@ -317,7 +325,7 @@ class Agent:
         self.step += 1
         return action
 
-    def decide(self):
+    def decide(self) -> int:
         while True:
             if not self.clauses:
                 return self.wander()
@@ -343,16 +351,16 @@ class Agent:
                 continue
             return self.pursue(clause)
 
-    def matches_held(self, held, desc):
+    def matches_held(self, held: tuple[int, int], desc: Desc) -> bool:
         colour, kind, _loc = desc
         return (kind is None or held[0] == kind) and (colour is None or held[1] == colour)
 
     put_holding = False
     dropping = False
-    moved_from = None
-    kind_wanted = None
+    moved_from: Cell | None = None
+    kind_wanted: int | None = None
 
-    def pursue(self, clause):
+    def pursue(self, clause: Clause) -> int:
         verb = clause[0]
         blockers = verb not in ("goal", "memory", "explore")
         if verb == "explore":
@@ -362,7 +370,7 @@ class Agent:
             action = self.route(goals, unknown=False)
             if action is None:
                 action = self.route(goals, unknown=True)
-            if action == "arrived":
+            if action == ARRIVED:
                 return FORWARD
             return action if action is not None else self.unblock(goals, False)
         if verb == "memory":
@@ -373,7 +381,7 @@ class Agent:
             if pair and cues:
                 cue_kind = self.kind[cues[0][0]][cues[0][1]]
                 action = self.route([c for c in pair if self.kind[c[0]][c[1]] == cue_kind], unknown=False)
-                if action == "arrived":
+                if action == ARRIVED:
                     return DONE
                 if action is not None:
                     return action
@@ -381,7 +389,7 @@ class Agent:
         if verb == "goto":
             targets = self.found(clause[1])
             action = self.route(targets, unknown=True)
-            if action == "arrived":
+            if action == ARRIVED:
                 return DONE
             return action if action is not None else self.unblock(targets, blockers)
         if verb == "open":
@@ -389,12 +397,14 @@ class Agent:
             for x, y in doors:
                 key = (KEY, self.colour[x][y])
                 if self.state[x][y] == 2 and self.carrying != key:
-                    keys = self.cells(lambda a, b, k=key: (self.kind[a][b], self.colour[a][b]) == k)
+                    keys = [
+                        c for c in self.cells(lambda a, b: self.kind[a][b] == KEY) if self.colour[c[0]][c[1]] == key[1]
+                    ]
                     action = self.pick(keys)
                     if action is not None:
                         return action
             action = self.route(doors, unknown=True)
-            if action == "arrived":
+            if action == ARRIVED:
                 return TOGGLE
             return action if action is not None else self.unblock(doors, blockers)
         if verb == "pickup" or (verb == "put" and not (self.carrying and self.matches_held(self.carrying, clause[1]))):
@@ -411,19 +421,19 @@ class Agent:
             if self.kind[x + dx][y + dy] == EMPTY and (x + dx, y + dy) != self.pos
         }
         action = self.route(spots, unknown=True)
-        if action == "arrived":
+        if action == ARRIVED:
             return DROP
         return action if action is not None else self.unblock(list(spots), blockers)
 
 
-def make_policy(context):
+def make_policy(context: Any) -> Any:
     rng = random.Random(context.policy_seed)
 
     class Policy:
-        def __init__(self):
+        def __init__(self) -> None:
             self.agent = Agent(rng)
 
-        def act(self, observation):
+        def act(self, observation: Any) -> int:
             return self.agent.act(observation)
 
     return Policy()
