@@ -24,11 +24,9 @@ NAMES = [*minigrid.BENCHMARKS, *babyai.BENCHMARKS]
 EPISODES = 6
 WEAK = {
     "minigrid/blocked-unlock-pickup": "the ball blocking the locked door is not cleared reliably",
-    "minigrid/obstructed-maze-1dlh": "keys hidden in boxes next to blocked doors",
-    "minigrid/obstructed-maze-1dlhb": "keys hidden in boxes next to blocked doors",
-    "minigrid/obstructed-maze-2dlh": "keys hidden in boxes next to blocked doors",
-    "minigrid/obstructed-maze-2dlhb": "keys hidden in boxes next to blocked doors",
-    "minigrid/obstructed-maze-2dlhb-v1": "keys hidden in boxes next to blocked doors",
+    "minigrid/obstructed-maze-1dlhb": "balls block the locked doors; clearing them is not reliable",
+    "minigrid/obstructed-maze-2dlhb": "balls block the locked doors; clearing them is not reliable",
+    "minigrid/obstructed-maze-2dlhb-v1": "balls block the locked doors; clearing them is not reliable",
     "minigrid/obstructed-maze-1q": "four rooms of blocked, locked doors with hidden keys",
     "minigrid/obstructed-maze-1q-v1": "four rooms of blocked, locked doors with hidden keys",
     "minigrid/obstructed-maze-2q": "four rooms of blocked, locked doors with hidden keys",
