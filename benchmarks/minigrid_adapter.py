@@ -24,6 +24,9 @@ stalls: steps that changed nothing the agent sees, milestones) and per-action us
 
 from __future__ import annotations
 
+import contextlib
+import io
+import warnings
 from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -128,6 +131,10 @@ class RoomCoverage(gym.Wrapper[Any, Any, Any, Any]):
 class MinigridEnvironment(GymEnvironment):
     """One Episode; each Step also records the agent's cell (``x``, ``y``) for the novelty notes."""
 
+    def reset(self) -> Any:
+        with contextlib.redirect_stdout(io.StringIO()):  # BabyAI prints every rejected level sample
+            return super().reset()
+
     def step(self, action: Any) -> Step:
         step = super().step(action)
         x, y = self._env.unwrapped.agent_pos
@@ -199,7 +206,9 @@ class MinigridBenchmark(GymBenchmark):
         super().__init__(task)
 
     def _make_gym_env(self) -> Any:
-        env = super()._make_gym_env()
+        with warnings.catch_warnings():  # gymnasium warns that the v0 ids kept for comparability are out of date
+            warnings.simplefilter("ignore", DeprecationWarning)
+            env = super()._make_gym_env()
         if self._info.coverage:
             env = RoomCoverage(env)
         return PublicObservation(env)
