@@ -335,21 +335,27 @@ class Agent:
             if verb == "pickup" and self.carrying is not None and self.last == PICKUP:
                 held = self.carrying
                 if self.matches_held(held, clause[1]):
-                    self.clauses.pop(0)
+                    self.next_clause()
                     continue
             if verb == "put" and self.last == DROP and self.carrying is None and self.put_holding:
                 self.put_holding = False
-                self.clauses.pop(0)
+                self.next_clause()
                 continue
             if verb == "open" and self.last == TOGGLE:
                 fx, fy = self.front()
                 if self.kind[fx][fy] == DOOR and self.state[fx][fy] == 0 and self.matches((fx, fy), clause[1]):
-                    self.clauses.pop(0)
+                    self.next_clause()
                     continue
             if verb == "goto" and self.last == DONE:
-                self.clauses.pop(0)
+                self.next_clause()
                 continue
             return self.pursue(clause)
+
+    def next_clause(self) -> None:
+        """The current clause is done; the action that completed it must not complete the next one too."""
+        assert self.clauses
+        self.clauses.pop(0)
+        self.last = None
 
     def matches_held(self, held: tuple[int, int], desc: Desc) -> bool:
         colour, kind, _loc = desc
@@ -403,7 +409,10 @@ class Agent:
                     action = self.pick(keys)
                     if action is not None:
                         return action
-            action = self.route(doors, unknown=True)
+            openable = [
+                c for c in doors if self.state[c[0]][c[1]] == 1 or self.carrying == (KEY, self.colour[c[0]][c[1]])
+            ]
+            action = self.route(openable, unknown=True)
             if action == ARRIVED:
                 return TOGGLE
             return action if action is not None else self.unblock(doors, blockers)
