@@ -226,7 +226,8 @@ class Agent:
         k = self.kind[x][y]
         if k == DOOR and self.state[x][y] > 0:
             return TOGGLE
-        if k in (KEY, BALL, BOX):
+        if k in (KEY, BALL, BOX):  # a blocker: put down what is carried, pick it up, put it aside
+            self.clearing = cell
             return PICKUP if self.carrying is None else self.drop_aside(avoid=cell)
         if k == 0:
             return self.rng.choice((LEFT, RIGHT))
@@ -311,7 +312,9 @@ class Agent:
         self.observe(image, direction)
         if self.dropping and self.carrying is not None:
             fx, fy = self.front()
-            action = DROP if self.kind[fx][fy] == EMPTY else self.drop_aside()
+            action = DROP if self.kind[fx][fy] == EMPTY else self.drop_aside(avoid=self.clearing)
+        elif self.clearing is not None:
+            action = self.clear()
         else:
             action = self.decide()
         self.dropping = self.dropping and action != DROP and self.carrying is not None
@@ -351,6 +354,20 @@ class Agent:
                 continue
             return self.pursue(clause)
 
+    def clear(self) -> int:
+        """Move the blocker at ``self.clearing`` out of the way: pick it up, then drop it off the doorway."""
+        cell = self.clearing
+        assert cell is not None
+        if self.carrying is not None and self.last == PICKUP:
+            self.clearing = None
+            return self.drop_aside(avoid=cell)
+        near = abs(cell[0] - self.pos[0]) + abs(cell[1] - self.pos[1]) == 1
+        if self.carrying is None and self.kind[cell[0]][cell[1]] in (KEY, BALL, BOX) and near:
+            turn = self.face(cell)
+            return PICKUP if turn is None else turn
+        self.clearing = None
+        return self.decide()
+
     def next_clause(self) -> None:
         """The current clause is done; the action that completed it must not complete the next one too."""
         assert self.clauses
@@ -363,6 +380,7 @@ class Agent:
 
     put_holding = False
     dropping = False
+    clearing: Cell | None = None
     moved_from: Cell | None = None
     kind_wanted: int | None = None
 
