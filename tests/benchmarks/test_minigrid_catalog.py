@@ -1,11 +1,13 @@
-"""Every MiniGrid, WFC and BabyAI Benchmark (``pytest -m catalog``): conformance, and the heuristic Program against
-the baseline through the real evaluate() (Policy processes, recording, Feedback).
+"""Every MiniGrid, WFC and BabyAI Benchmark (``pytest -m catalog``): conformance, the heuristic Program against
+the baseline through the real evaluate() (Policy processes, recording, Feedback), and a short built-in-Agent Run.
 
 WFC presets are skipped when minigrid's install lacks their pattern images (its wheels and sdist do not ship them).
 """
 
 from __future__ import annotations
 
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -14,6 +16,7 @@ from evoledger.kernel.authoring import benchmark_programs, check_benchmark
 from evoledger.kernel.evaluation import EvaluationConfig, evaluate
 from evoledger.kernel.execution import LocalExecutor
 from evoledger.kernel.registry import BenchmarkRef
+from evoledger.kernel.run import AssessmentConfig, RunConfig, ValidationConfig, run
 
 pytest.importorskip("minigrid")
 pytestmark = pytest.mark.catalog
@@ -55,3 +58,25 @@ def test_the_heuristic_beats_the_baseline_through_evaluate(name: str) -> None:
     assert baseline.score is not None
     assert heuristic.score is not None
     assert heuristic.score > baseline.score, (name, heuristic.score, baseline.score)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_short_built_in_agent_run_finishes_with_a_selected_candidate(name: str) -> None:
+    if _wfc_patterns_missing(name):
+        pytest.skip("minigrid's install lacks the WFC pattern images")
+    root = Path(tempfile.mkdtemp(prefix="evm-", dir="/tmp"))  # short: Unix socket paths are limited
+    try:
+        config = RunConfig(
+            benchmark=BenchmarkRef(name=name),
+            episode_budget=4,
+            validation=ValidationConfig(episodes=1, max_candidates=2),
+            assessment=AssessmentConfig(episodes=1),
+            seed=5,
+            agent_isolation="local",
+        )
+        result = run(config, record_to=root / "run")
+        log = (root / "run" / "host" / "agent-1" / "stdout.log").read_text(encoding="utf-8")
+        assert result.reason == "finished", log
+        assert result.selected is not None, log
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -15,7 +15,7 @@ from evoledger.kernel.registry import default_registry
 from evoledger.kernel.run import RunConfig
 from evoledger.kernel.run.task import task_text_for
 
-NAMES = default_registry().names()
+NAMES = [n for n in default_registry().names() if not n.startswith(("minigrid/", "babyai/"))]  # dict observations
 
 
 def _load(program: Path) -> ModuleType:

@@ -45,7 +45,9 @@ def test_the_default_run_solves_cartpole_through_the_cli(run_root: Path) -> None
     assert "confirmed candidates reach the target score 475.0" in log
 
 
-@pytest.mark.parametrize("name", default_registry().names())
+@pytest.mark.parametrize(
+    "name", [n for n in default_registry().names() if not n.startswith(("minigrid/", "babyai/"))]
+)  # those: tests/benchmarks/test_minigrid_catalog.py
 def test_a_short_hill_climb_run_finishes_with_a_selected_candidate_on_every_benchmark(
     name: str, run_root: Path
 ) -> None:
