@@ -18,8 +18,8 @@ Playground has no goal; its return is the fraction of its nine rooms entered (se
 
 Feedback adds to the common summary: ``success_rate``, outcome classes (``success``, ``timeout``,
 ``failed_terminal``: lava, a wrong object, a collision, the wrong side of a Memory hallway), a milestone
-``funnel`` (goal / key / box seen, key picked up, door opened, success), per-Episode notes (distinct cells visited,
-stalls: steps that changed nothing the agent sees, milestones) and per-action usage.
+``funnel`` (goal / key / box seen, key picked up, ball or box picked up, door opened, success), per-Episode notes
+(distinct cells visited, stalls: steps that changed nothing the agent sees, milestones) and per-action usage.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ def _milestones(record: EpisodeRecord) -> dict[str, float]:
         return {}
     images = [_image(o) for o in trajectory.observations]
     seen = {_GOAL: False, _KEY: False, _BOX: False}
-    key_picked = door_opened = False
+    key_picked = object_picked = door_opened = False
     stalls = 0
     for t, image in enumerate(images):
         if image is None:
@@ -173,6 +173,7 @@ def _milestones(record: EpisodeRecord) -> dict[str, float]:
         for kind in seen:
             seen[kind] = seen[kind] or bool(np.any(types == kind))
         key_picked = key_picked or int(image[3, 6, 0]) == _KEY
+        object_picked = object_picked or int(image[3, 6, 0]) in (_BALL, _BOX)
         if t == 0 or t > len(trajectory.actions):
             continue
         before, action = images[t - 1], trajectory.actions[t - 1]
@@ -189,6 +190,7 @@ def _milestones(record: EpisodeRecord) -> dict[str, float]:
         "key_seen": float(seen[_KEY]),
         "box_seen": float(seen[_BOX]),
         "key_picked": float(key_picked),
+        "object_picked": float(object_picked),
         "door_opened": float(door_opened),
         "stalls": float(stalls),
     }
@@ -233,7 +235,7 @@ class MinigridBenchmark(GymBenchmark):
         actions: Counter[int] = Counter()
         for record in ok:
             notes = _milestones(record)
-            for key in ("goal_seen", "key_seen", "box_seen", "key_picked", "door_opened"):
+            for key in ("goal_seen", "key_seen", "box_seen", "key_picked", "object_picked", "door_opened"):
                 funnel[key] += int(notes.get(key, 0.0) > 0)
             funnel["success"] += int(self.outcome(record) in ("success", "all_rooms"))
             if record.trajectory is not None:

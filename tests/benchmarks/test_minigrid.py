@@ -95,7 +95,8 @@ def test_heuristic_feedback_reports_success_funnel_and_action_usage(play_program
     assert content["success_rate"] == 1.0
     assert content["outcome_counts"] == {"success": 2}
     assert content["funnel"] == {
-        "episodes": 2, "box_seen": 0, "door_opened": 2, "goal_seen": 2, "key_picked": 2, "key_seen": 2, "success": 2,
+        "episodes": 2, "box_seen": 0, "door_opened": 2, "goal_seen": 2, "key_picked": 2, "key_seen": 2,
+        "object_picked": 0, "success": 2,
     }  # fmt: skip
     assert content["action_usage"]["pickup"] > 0
     assert content["action_usage"]["toggle"] > 0
