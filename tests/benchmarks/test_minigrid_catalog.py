@@ -9,6 +9,7 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from evoledger.benchmarks import babyai, minigrid
@@ -80,3 +81,30 @@ def test_a_short_built_in_agent_run_finishes_with_a_selected_candidate(name: str
         assert result.selected is not None, log
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_wfc_generates_levels_and_the_heuristic_solves_them_with_a_pattern_image(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, play_program: Any
+) -> None:
+    """The WFC path end to end, in-process, on a synthetic maze pattern standing in for the PNG minigrid omits."""
+    import imageio.v2 as imageio
+    import numpy as np
+    from minigrid.envs.wfc import config as wfc_config
+
+    pattern = np.zeros((8, 8, 3), np.uint8)  # white corridors on black walls, as WFC's maze patterns are
+    pattern[1::2, :, :] = 255
+    pattern[:, 1::2, :] = 255
+    pattern[0::4, 2::4] = 0
+    imageio.imwrite(tmp_path / "SimpleMaze.png", pattern)
+    monkeypatch.setattr(wfc_config, "PATTERN_PATH", tmp_path)
+    monkeypatch.setattr(wfc_config.WFC_PRESETS_ALL["MazeSimple"], "pattern_path", tmp_path / "SimpleMaze.png")
+    benchmark = minigrid.BENCHMARKS["minigrid/wfc-maze-simple"](size=15)
+    assert benchmark.spec.max_episode_steps == 900
+    assert benchmark.spec.environment_parameters["size"] == 15
+    programs = benchmark_programs(benchmark)
+    assert programs.heuristic is not None
+    records = play_program(benchmark, programs.heuristic, count=3)
+    feedback = benchmark.feedback(records)
+    assert feedback.content["success_rate"] == 1.0
+    assert feedback.score is not None
+    assert feedback.score > 0.5
