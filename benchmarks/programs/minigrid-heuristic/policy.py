@@ -243,17 +243,26 @@ class Agent:
         return None if turn == 0 else (LEFT if turn == 3 else RIGHT)
 
     def drop_aside(self, avoid: Cell | None = None) -> int:
-        """Drop the carried object on a free cell beside the agent (not ``avoid``), turning towards it first."""
+        """Drop the carried object beside the agent (not on ``avoid``), on a cell that blocks no doorway: turn
+        towards one, or walk on to find one (after a few steps, any empty cell will do)."""
+        self.drop_tries += 1
         order = [(self.dir + k) % 4 for k in (0, 1, 3, 2)]
-        for strict in (True, False):
-            for direction in order:
-                cell = (self.pos[0] + DIRS[direction][0], self.pos[1] + DIRS[direction][1])
-                free = self.droppable(cell) if strict else self.kind[cell[0]][cell[1]] == EMPTY
-                if cell != avoid and free:
-                    turn = self.face(cell)
-                    self.dropping = turn is not None
-                    return DROP if turn is None else turn
-        return FORWARD if self.cost(*self.front(), False, False) == 1 else self.rng.choice((LEFT, RIGHT))
+        cells = [(self.pos[0] + DIRS[d][0], self.pos[1] + DIRS[d][1]) for d in order]
+        relaxed = self.drop_tries > 8
+        for cell in cells:
+            if cell != avoid and (self.droppable(cell) or (relaxed and self.kind[cell[0]][cell[1]] == EMPTY)):
+                turn = self.face(cell)
+                self.dropping = turn is not None
+                return DROP if turn is None else turn
+        self.dropping = True
+        for cell in cells:
+            if cell != avoid and (self.kind[cell[0]][cell[1]] in (EMPTY, FLOOR) or self.is_open_door(cell)):
+                turn = self.face(cell)
+                return FORWARD if turn is None else turn
+        return self.rng.choice((LEFT, RIGHT))
+
+    def is_open_door(self, cell: Cell) -> bool:
+        return self.kind[cell[0]][cell[1]] == DOOR and self.state[cell[0]][cell[1]] == 0
 
     def droppable(self, cell: Cell) -> bool:
         """An empty cell that blocks no doorway."""
@@ -314,13 +323,13 @@ class Agent:
             self.start_dir = direction
         self.observe(image, direction)
         if self.dropping and self.carrying is not None:
-            fx, fy = self.front()
-            action = DROP if self.kind[fx][fy] == EMPTY else self.drop_aside(avoid=self.clearing)
+            action = self.drop_aside(avoid=self.clearing)
         elif self.clearing is not None:
             action = self.clear()
         else:
             action = self.decide()
         self.dropping = self.dropping and action != DROP and self.carrying is not None
+        self.drop_tries = self.drop_tries if self.dropping else 0
         self.moved_from = None
         if action == FORWARD:
             fx, fy = self.front()
@@ -383,6 +392,7 @@ class Agent:
 
     put_holding = False
     dropping = False
+    drop_tries = 0
     clearing: Cell | None = None
     moved_from: Cell | None = None
     kind_wanted: int | None = None
