@@ -35,6 +35,7 @@ from typing import Any, Final
 import gymnasium as gym
 import numpy as np
 from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymEnvironment, GymTask
+from evoledger.benchmarks.visual_evidence import VisualEvidence
 from evoledger.kernel.authoring import CatalogEntry, EpisodeRecord, EpisodeSpec, Extra, Feedback, Step
 from gymnasium import spaces
 
@@ -128,6 +129,10 @@ class RoomCoverage(gym.Wrapper[Any, Any, Any, Any]):
         return observation, reward, len(self._visited) == 9, truncated, info
 
 
+_EVIDENCE: Final = VisualEvidence(episodes=2, frames=12, tile_width=128)
+"""Contact sheets of two training Episodes per Feedback: minigrid's own full-grid rendering (numpy, no GL)."""
+
+
 class MinigridEnvironment(GymEnvironment):
     """One Episode; each Step also records the agent's cell (``x``, ``y``) for the novelty notes."""
 
@@ -207,16 +212,16 @@ class MinigridBenchmark(GymBenchmark):
         self._info = info
         super().__init__(task)
 
-    def _make_gym_env(self) -> Any:
+    def _make_gym_env(self, **overrides: Any) -> Any:
         with warnings.catch_warnings():  # gymnasium warns that the v0 ids kept for comparability are out of date
             warnings.simplefilter("ignore", DeprecationWarning)
-            env = super()._make_gym_env()
+            env = super()._make_gym_env(**overrides)
         if self._info.coverage:
             env = RoomCoverage(env)
         return PublicObservation(env)
 
-    def make_environment(self, episode: EpisodeSpec) -> MinigridEnvironment:
-        return MinigridEnvironment(self, episode)
+    def make_environment(self, episode: EpisodeSpec, **make_overrides: Any) -> MinigridEnvironment:
+        return MinigridEnvironment(self, episode, **make_overrides)
 
     def outcome(self, record: EpisodeRecord) -> str:
         if self._info.coverage:
@@ -293,6 +298,7 @@ def make_minigrid_benchmark(
             max_episode_steps=steps,
             env_kwargs=dict(info.env_kwargs or {}),
             metadata={"action_names": list(ACTION_NAMES), "reports": ["success_rate", "funnel", "action_usage"]},
+            visual_evidence=_EVIDENCE,
         ),
         info,
     )
