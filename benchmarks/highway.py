@@ -320,9 +320,9 @@ def final_metrics(record: EpisodeRecord) -> Mapping[str, Any]:
     return {}
 
 
-_EVIDENCE: Final = VisualEvidence(episodes=2, frames=12, tile_width=150)
-"""Contact sheets of two training Episodes per Feedback, rendered in the Host by pygame (lane-keeping has none:
-its renderer is not available upstream)."""
+_EVIDENCE: Final = VisualEvidence(episodes=1, frames=12, tile_width=150)
+"""A contact sheet of the first training Episode per Feedback, rendered in the Host by pygame (one: re-simulating
+highway-env costs as much as the Episode did; lane-keeping has none: its renderer is not available upstream)."""
 
 
 class HighwayBenchmark(GymBenchmark):
