@@ -219,7 +219,7 @@ class CrafterEnv(gym.Env[Any, Any]):
             "inventory": {name: int(player.inventory[name]) for name in INVENTORY},
             "facing": _FACING.get(tuple(int(v) for v in player.facing), 3),
             "sleeping": int(bool(player.sleeping)),
-            "daylight": np.float32(np.clip(world.daylight, 0.0, 1.0)),
+            "daylight": np.asarray(np.clip(world.daylight, 0.0, 1.0), dtype=np.float32),
         }
 
 

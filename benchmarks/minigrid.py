@@ -38,7 +38,17 @@ from evoledger.kernel.authoring import CatalogEntry, Extra
 from evoledger.ledger.errors import ConfigError
 from pydantic import Field
 
-__all__ = ["BENCHMARKS", "CATALOG", "EXTRA", "STANDARD_TASKS", "WFC_EXTRA", "WFC_PRESETS", "WFCSettings", "task_name"]
+__all__ = [
+    "BENCHMARKS",
+    "CATALOG",
+    "EXTRA",
+    "STANDARD_TASKS",
+    "WFC_EXTRA",
+    "WFC_PRESETS",
+    "MissingPatternError",
+    "WFCSettings",
+    "task_name",
+]
 
 EXTRA: Final = MINIGRID_EXTRA
 WFC_EXTRA: Final = Extra("minigrid", ("minigrid", "networkx", "imageio"))
@@ -188,6 +198,10 @@ def _wfc_info(preset: str, generation: str, size: int) -> MinigridTaskInfo:
     )
 
 
+class MissingPatternError(ConfigError):
+    """A WFC preset's pattern image is not installed (minigrid's wheels and sdists omit them); pip cannot fix it."""
+
+
 def _make_wfc(preset: str, pattern: str, generation: str, **config: Any) -> MinigridBenchmark:
     name = f"minigrid/wfc-{task_name(preset)}"
     WFC_EXTRA.require(name)
@@ -198,7 +212,7 @@ def _make_wfc(preset: str, pattern: str, generation: str, **config: Any) -> Mini
 
     path = Path(wfc_config.PATTERN_PATH) / pattern
     if not path.is_file():
-        raise ConfigError(
+        raise MissingPatternError(
             f"{name} needs the WFC pattern image {path}, which minigrid's wheel and sdist do not ship; copy "
             "minigrid/envs/wfc/patterns/ from the Minigrid git repository (github.com/Farama-Foundation/Minigrid, "
             f"tag v{minigrid.__version__}) into {path.parent}"

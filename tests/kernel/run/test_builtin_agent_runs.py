@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from evoledger.kernel.registry import BenchmarkRef
+from evoledger.kernel.agents.builtin.families import family_for
+from evoledger.kernel.registry import BenchmarkRef, default_registry
 from evoledger.kernel.run import AssessmentConfig, RunConfig, ValidationConfig, run
 from evoledger.tests.support.catalog import benchmark_params
 
@@ -64,7 +65,15 @@ def test_a_short_hill_climb_run_finishes_with_a_selected_candidate_on_every_benc
     assert result.reason == "finished", log
     assert result.selected is not None, log
     assert result.assessment_score is not None
-    assert "tuning the" in log  # a Benchmark's own tunable Program or a generic family, and the log says which
+    # a Benchmark's own tunable Program or a generic family, and the log says which; without either (an image, a
+    # dict with text), the Agent says there is nothing to tune and submits the starting Program
+    benchmark = default_registry().make(name)
+    tunable = benchmark.programs is not None and benchmark.programs.tunable is not None
+    spec = json.loads(json.dumps(benchmark.spec.model_dump(mode="json")))
+    if tunable or family_for(spec) is not None:
+        assert "tuning the" in log
+    else:
+        assert "nothing to tune" in log
 
 
 def test_a_configured_benchmark_starts_from_its_own_program_through_the_cli(run_root: Path) -> None:
