@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 from evoledger.kernel.agents.builtin.families import family_for
+from evoledger.kernel.authoring import benchmark_programs
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 from evoledger.kernel.run import AssessmentConfig, RunConfig, ValidationConfig, run
 from evoledger.tests.support.catalog import benchmark_params
@@ -68,7 +69,7 @@ def test_a_short_hill_climb_run_finishes_with_a_selected_candidate_on_every_benc
     # a Benchmark's own tunable Program or a generic family, and the log says which; without either (an image, a
     # dict with text), the Agent says there is nothing to tune and submits the starting Program
     benchmark = default_registry().make(name)
-    tunable = benchmark.programs is not None and benchmark.programs.tunable is not None
+    tunable = benchmark_programs(benchmark).tunable is not None
     spec = json.loads(json.dumps(benchmark.spec.model_dump(mode="json")))
     if tunable or family_for(spec) is not None:
         assert "tuning the" in log
