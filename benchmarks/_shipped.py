@@ -17,10 +17,13 @@ __all__ = ["PROGRAMS_DIR", "shipped"]
 PROGRAMS_DIR: Final = Path(__file__).resolve().parent / "programs"
 
 
-def shipped(family: str, *, tunable: str | None = None, heuristic: bool = True) -> BenchmarkPrograms:
-    """``<family>-baseline`` (acts at random), ``<family>-heuristic`` and, if given, the ``tunable`` Program."""
+def shipped(
+    family: str, *, tunable: str | None = None, heuristic: bool = True, baseline: str | None = None
+) -> BenchmarkPrograms:
+    """``<family>-baseline`` (or the shared ``baseline`` Program, when several Benchmarks share one),
+    ``<family>-heuristic`` and, if given, the ``tunable`` Program."""
     return BenchmarkPrograms(
-        baseline=PROGRAMS_DIR / f"{family}-baseline",
+        baseline=PROGRAMS_DIR / (baseline or f"{family}-baseline"),
         tunable=None if tunable is None else PROGRAMS_DIR / tunable,
         heuristic=PROGRAMS_DIR / f"{family}-heuristic" if heuristic else None,
     )

@@ -327,7 +327,7 @@ def _build(facts: MujocoTask, config: Mapping[str, Any]) -> MujocoBenchmark:
         max_episode_steps=steps,
         env_kwargs=public,
         metadata={"family": "mujoco", "mujoco_extra": EXTRA.install_command},
-        programs=shipped(f"mujoco-{facts.task}"),
+        programs=shipped(f"mujoco-{facts.task}", baseline="mujoco-baseline"),  # one zero-action baseline for all
     )
     return MujocoBenchmark(facts, task, upstream)
 

@@ -69,8 +69,11 @@ def test_catalog_entries_and_shipped_programs_match_the_registry() -> None:
     assert set(NAMES) <= set(default_registry().names())
     programs = Path(__file__).resolve().parents[2] / "benchmarks" / "programs"
     for task in TASKS:
-        for role in ("baseline", "heuristic"):
-            assert (programs / f"mujoco-{task.task}-{role}" / "policy.py").is_file(), (task.task, role)
+        shipped = benchmark_programs(default_registry().make(task.name))
+        assert shipped.baseline == programs / "mujoco-baseline"  # one zero-action baseline for every task
+        assert shipped.heuristic == programs / f"mujoco-{task.task}-heuristic"
+        assert (shipped.heuristic / "policy.py").is_file(), task.task
+    assert (programs / "mujoco-baseline" / "policy.py").is_file()
 
 
 def test_settings_reach_gymnasium_and_the_spec_and_scale_the_failure_return() -> None:

@@ -1,4 +1,5 @@
-"""Baseline Policy for ``mujoco/walker2d``: the zero action (no torque or force) on every step.
+"""Baseline Policy of every ``mujoco/*`` task: the zero action (no torque or force) on every step, sized by the
+action space.
 
 The contract: ``make_policy(context)`` returns an object whose ``act(observation)`` returns an action.
 ``context`` has ``observation_space``, ``action_space`` (gymnasium spaces), ``metadata``,
