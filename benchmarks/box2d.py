@@ -123,25 +123,15 @@ class _Box2DBenchmark(GymBenchmark):
         return {}
 
     def episode_notes(self, record: EpisodeRecord) -> dict[str, float]:
-        metrics = _last_metrics(record)
+        metrics = record.final_metrics
         return {key: float(metrics[key]) for key in self.notes if key in metrics}
 
     def _ending(self, record: EpisodeRecord, labels: tuple[str, ...]) -> str:
-        metrics = _last_metrics(record)
+        metrics = record.final_metrics
         for label in labels:
             if metrics.get(label):
                 return label
         return "timed_out" if record.truncated else "terminated"
-
-
-def _last_metrics(record: EpisodeRecord) -> Mapping[str, float]:
-    """The Episode's last step metrics: the record's own, else (a record built without them) its trajectory's."""
-    if record.metrics:
-        return record.metrics
-    trajectory = record.trajectory
-    if trajectory is not None and trajectory.metrics and isinstance(trajectory.metrics[-1], Mapping):
-        return trajectory.metrics[-1]
-    return {}
 
 
 class _Box2DEnvironment(GymEnvironment):

@@ -38,7 +38,6 @@ from evoledger.benchmarks._shipped import PROGRAMS_DIR
 from evoledger.benchmarks.crafter_env import ACHIEVEMENTS, ACTIONS, DEATH_CAUSES, GYMNASIUM_ID
 from evoledger.benchmarks.feedback_summary import SCORE_DIGITS, summarize_episodes
 from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymEnvironment, GymTask
-from evoledger.benchmarks.highway import final_metrics
 from evoledger.benchmarks.visual_evidence import VisualEvidence
 from evoledger.kernel.authoring import (
     Artifact,
@@ -92,7 +91,7 @@ def _mask(record: EpisodeRecord) -> int:
     """The achievements an Episode unlocked (none when the Policy failed it)."""
     if record.status != "ok":
         return 0
-    return int(final_metrics(record).get("achievements_mask", 0))
+    return int(record.final_metrics.get("achievements_mask", 0))
 
 
 _EVIDENCE: Final = VisualEvidence(episodes=2, frames=12, tile_width=128)
@@ -113,11 +112,11 @@ class CrafterBenchmark(GymBenchmark):
     def outcome(self, record: EpisodeRecord) -> str:
         if not record.terminated:
             return "survived"
-        code = int(final_metrics(record).get("death_cause", DEATH_CAUSES.index("unknown")))
+        code = int(record.final_metrics.get("death_cause", DEATH_CAUSES.index("unknown")))
         return f"died_{DEATH_CAUSES[code] if 0 <= code < len(DEATH_CAUSES) else 'unknown'}"
 
     def episode_notes(self, record: EpisodeRecord) -> dict[str, float]:
-        metrics = final_metrics(record)
+        metrics = record.final_metrics
         notes = {"survival_steps": float(record.steps)}
         for key in ("achievements", "health", "food", "drink", "energy", "reversals"):
             if key in metrics:
@@ -145,7 +144,7 @@ class CrafterBenchmark(GymBenchmark):
         usage: Counter[str] = Counter()
         for record in counted:
             if record.status == "ok":
-                metrics = final_metrics(record)
+                metrics = record.final_metrics
                 usage.update({name: int(metrics.get(f"action_{name}", 0)) for name in ACTIONS})
         total = sum(usage.values())
         content = dict(base.content)

@@ -49,7 +49,6 @@ __all__ = [
     "HighwayBenchmark",
     "HighwayConfig",
     "HighwayTask",
-    "final_metrics",
     "make_highway_task",
 ]
 
@@ -311,15 +310,6 @@ def _goal(env: Any, task: str, info: Mapping[str, Any], terminated: bool, crashe
     return False
 
 
-def final_metrics(record: EpisodeRecord) -> Mapping[str, Any]:
-    """The Episode's last-step metrics: the record's own, else (a record built without them) its trajectory's."""
-    if record.metrics:
-        return record.metrics
-    if record.trajectory is not None and record.trajectory.metrics:
-        return record.trajectory.metrics[-1]
-    return {}
-
-
 _EVIDENCE: Final = VisualEvidence(episodes=1, frames=12, tile_width=150)
 """A contact sheet of the first training Episode per Feedback, rendered in the Host by pygame (one: re-simulating
 highway-env costs as much as the Episode did; lane-keeping has none: its renderer is not available upstream)."""
@@ -340,7 +330,7 @@ class HighwayBenchmark(GymBenchmark):
         return _HighwayEnvironment(self, episode, **make_overrides)
 
     def outcome(self, record: EpisodeRecord) -> str:
-        metrics = final_metrics(record)
+        metrics = record.final_metrics
         if metrics.get("crashed"):
             return "crashed"
         if metrics.get("goal"):
@@ -350,7 +340,7 @@ class HighwayBenchmark(GymBenchmark):
         return "timed_out" if record.truncated else "terminated"
 
     def episode_notes(self, record: EpisodeRecord) -> dict[str, float]:
-        metrics = final_metrics(record)
+        metrics = record.final_metrics
         notes = {k: float(metrics[k]) for k in ("mean_speed", "lane_changes", "mean_abs_steering") if k in metrics}
         if metrics.get("crashed"):
             notes["crash_step"] = float(record.steps)

@@ -139,16 +139,6 @@ class _KeepInfo:
         return observation, reward, terminated, truncated, info
 
 
-def _last_metrics(record: EpisodeRecord) -> Mapping[str, Any]:
-    """The last step's metrics: the record's own, else the trajectory's last entry (they are the same)."""
-    if record.metrics:
-        return record.metrics
-    if record.trajectory is not None and record.trajectory.metrics:
-        last = record.trajectory.metrics[-1]
-        return last if isinstance(last, Mapping) else {}
-    return {}
-
-
 def _get(info: Mapping[str, Any], key: str) -> float:
     value = info.get(key, 0.0)
     try:
@@ -253,7 +243,7 @@ class MujocoBenchmark(GymBenchmark):
     # Feedback hooks -------------------------------------------------------------------------------------------
 
     def outcome(self, record: EpisodeRecord) -> str:
-        m, kind = _last_metrics(record), self._facts.kind
+        m, kind = record.final_metrics, self._facts.kind
         if kind == "walker":
             return "fell" if record.terminated or m.get("healthy", 1.0) < 0.5 else "survived"
         if kind == "runner":
@@ -270,7 +260,7 @@ class MujocoBenchmark(GymBenchmark):
         return "reached" if float(m.get("object_to_goal", math.inf)) <= GOAL_RADIUS else "missed"
 
     def episode_notes(self, record: EpisodeRecord) -> dict[str, float]:
-        m, kind = _last_metrics(record), self._facts.kind
+        m, kind = record.final_metrics, self._facts.kind
         keys: dict[str, str] = {}
         notes: dict[str, float] = {}
         if kind in ("walker", "runner"):

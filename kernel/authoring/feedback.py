@@ -66,6 +66,17 @@ class EpisodeRecord:
         """Whether the Policy failed this Episode (infra faults are not Policy failures)."""
         return self.status in FAILURE_CODES
 
+    @property
+    def final_metrics(self) -> Mapping[str, Any]:
+        """The Episode's last-step metrics: :attr:`metrics`, else (a record built without them, as a test's or a
+        conformance runner's may be) its trajectory's last entry; empty when neither has any."""
+        if self.metrics:
+            return self.metrics
+        if self.trajectory is not None and self.trajectory.metrics:
+            last = self.trajectory.metrics[-1]
+            return last if isinstance(last, Mapping) else {}
+        return {}
+
 
 @dataclass(frozen=True, slots=True)
 class Artifact:
