@@ -14,6 +14,13 @@ One row per Run. The conversation is:
 
 3. a resumed Agent (a second ``agent-started``) gets its task text as a new ``user`` message.
 
+An attempt whose coding-agent CLI printed a transcript (an ``agent-transcript`` Event: Codex, Claude Code, Kimi
+Code, Qoder) is exported as that transcript instead: the ``user`` message is the task text exactly as the CLI got it,
+followed by the CLI's own messages, every tool call it made (shell commands, file edits, ``evoledger-session``
+included) with its arguments, and each tool's result (``exporters.agent_transcripts``); its reasoning, when the CLI
+prints it, is ``reasoning_content``. The row's ``transcript_format`` names the format and ``input_tokens``,
+``output_tokens``, ``cost_usd`` carry the usage the CLI reported.
+
 Tool-call arguments are JSON text so the Arrow schema is the same for every row. ``reward`` is the
 selected Candidate's Assessment score, or (as configured) its Validation score or the best public
 Feedback score; ``reward_source`` says which.
@@ -27,6 +34,7 @@ import shlex
 from typing import Any
 
 import pyarrow as pa
+from evoledger.exporters.agent_transcripts import TranscriptMessages, transcript_messages
 from evoledger.exporters.options import RewardSource
 from evoledger.exporters.program_text import ProgramText, program_diff
 from evoledger.exporters.runs import RunFacts, stored_events
@@ -36,6 +44,7 @@ from evoledger.exporters.submissions import program_of
 from evoledger.ledger.errors import ObjectEvictedError
 from evoledger.ledger.events import (
     AgentStarted,
+    AgentTranscript,
     EpisodeFinished,
     EventBase,
     FeedbackPublished,
@@ -55,6 +64,7 @@ __all__ = ["SESSION_COMMAND", "conversation", "message_batch", "reward_of"]
 SESSION_COMMAND = "evoledger-session"
 _KINDS = (
     "agent-started",
+    "agent-transcript",
     "submission-accepted",
     "submission-rejected",
     "episode-finished",
@@ -116,8 +126,10 @@ def _submit_command(program: str, selector: str) -> str:
 class _Conversation:
     """Builds one Run's messages while its Events are replayed in log order."""
 
-    def __init__(self, ledger: Ledger, facts: RunFacts) -> None:
+    def __init__(self, ledger: Ledger, facts: RunFacts, transcripts: dict[int, TranscriptMessages]) -> None:
         self.ledger, self.facts = ledger, facts
+        self.transcripts = transcripts
+        self.transcribed = False  # the current attempt's messages come from its CLI's transcript
         self.messages: list[dict[str, Any]] = []
         self.previous = program_of(ledger, facts, facts.initial_program)
         self.pending: mirror.MirrorState | None = None
@@ -126,7 +138,7 @@ class _Conversation:
         self.calls = 0
 
     def opening(self, task_digest: str | None) -> None:
-        listing = _program_listing(self.previous)
+        listing = "" if self.transcribed else _program_listing(self.previous)
         text = _task_text(self.ledger, task_digest)
         self.messages.append(_message("user", "\n\n".join(part for part in (text.rstrip("\n"), listing) if part)))
         self.started = True
@@ -138,7 +150,15 @@ class _Conversation:
         self.pending, self.pending_id = None, None
 
     def apply(self, event: EventBase) -> None:
+        if isinstance(event, AgentTranscript):
+            found = self.transcripts.get(event.attempt)
+            if self.transcribed and found is not None:
+                self.messages.extend(found.messages)
+            return
         if isinstance(event, AgentStarted):
+            self.transcribed = event.attempt in self.transcripts
+            if self.transcribed:
+                self.unanswered()
             if not self.started:
                 self.opening(event.task_digest)
             elif event.task_digest is not None:
@@ -147,6 +167,10 @@ class _Conversation:
             return
         if not self.started:
             self.opening(None)
+        if self.transcribed:  # the transcript has these calls; only the Program is followed (for later diffs)
+            if isinstance(event, SubmissionAccepted):
+                self.previous = program_of(self.ledger, self.facts, event.program_digest)
+            return
         if isinstance(event, SubmissionAccepted):
             self.submitted(event)
         elif isinstance(event, EpisodeFinished | InfraFault) and self.pending is not None:
@@ -210,15 +234,33 @@ class _Conversation:
         self.messages.append(_reply(call_id, "finish", reply))
 
 
-def conversation(ledger: Ledger, facts: RunFacts) -> list[dict[str, Any]]:
+def _transcripts(ledger: Ledger, facts: RunFacts) -> dict[int, TranscriptMessages]:
+    """Each attempt's readable CLI transcript, by attempt number."""
+    found: dict[int, TranscriptMessages] = {}
+    for row in stored_events(ledger, facts.event_count, ("agent-transcript",)):
+        event = from_stored(row)
+        if isinstance(event, AgentTranscript) and (read := transcript_messages(ledger, event)) is not None:
+            found[event.attempt] = read
+    return found
+
+
+def conversation(
+    ledger: Ledger, facts: RunFacts, transcripts: dict[int, TranscriptMessages] | None = None
+) -> list[dict[str, Any]]:
     """The Run's chat messages (see the module docstring)."""
-    builder = _Conversation(ledger, facts)
+    builder = _Conversation(ledger, facts, _transcripts(ledger, facts) if transcripts is None else transcripts)
     for row in stored_events(ledger, facts.event_count, _KINDS):
         builder.apply(from_stored(row))
     if not builder.started:
         builder.opening(None)
     builder.unanswered()
     return builder.messages
+
+
+def _total(figures: list[Any]) -> Any:
+    """The sum of the reported figures; ``None`` when none was reported."""
+    reported = [figure for figure in figures if figure is not None]
+    return sum(reported) if reported else None
 
 
 def reward_of(facts: RunFacts, source: RewardSource) -> float | None:
@@ -232,14 +274,19 @@ def reward_of(facts: RunFacts, source: RewardSource) -> float | None:
 
 def message_batch(ledger: Ledger, facts: RunFacts, *, reward: RewardSource) -> pa.RecordBatch:
     """The Run's one ``messages`` row."""
+    transcripts = _transcripts(ledger, facts)
     row = {
         "run_id": facts.run_id,
         "benchmark": facts.benchmark_id,
-        "messages": conversation(ledger, facts),
+        "messages": conversation(ledger, facts, transcripts),
         "reward": reward_of(facts, reward),
         "reward_source": reward,
         "selected_submission_id": facts.selected,
         "submissions": len(facts.submissions),
         "run_end_reason": facts.ended.reason if facts.ended is not None else None,
+        "transcript_format": next((t.format for t in transcripts.values()), None),
+        "input_tokens": _total([t.input_tokens for t in transcripts.values()]),
+        "output_tokens": _total([t.output_tokens for t in transcripts.values()]),
+        "cost_usd": _total([t.cost_usd for t in transcripts.values()]),
     }
     return pa.RecordBatch.from_pylist([row], schema=messages_schema())

@@ -134,12 +134,18 @@ MESSAGE_TYPE: Final = pa.struct(
         pa.field("name", _STR),
         pa.field("tool_call_id", _STR),
         pa.field("tool_calls", pa.list_(_TOOL_CALL)),
+        pa.field("reasoning_content", _STR),
     ]
 )
 
 
 def messages_schema() -> pa.Schema:
-    """One row per Run: the Agent's conversation in chat format and its final reward."""
+    """One row per Run: the Agent's conversation in chat format and its final reward.
+
+    ``transcript_format`` names the coding-agent CLI transcript the conversation comes from (``None``: rebuilt from the
+    Session's requests); ``input_tokens`` / ``output_tokens`` / ``cost_usd`` are what that CLI reported, summed over
+    the Agent's attempts (``None`` when it reported none).
+    """
     return _schema(
         ("run_id", _STR, False),
         ("benchmark", _STR, False),
@@ -149,6 +155,10 @@ def messages_schema() -> pa.Schema:
         ("selected_submission_id", _STR, True),
         ("submissions", _I32, False),
         ("run_end_reason", _STR, True),
+        ("transcript_format", _STR, True),
+        ("input_tokens", _I64, True),
+        ("output_tokens", _I64, True),
+        ("cost_usd", _F64, True),
     )
 
 

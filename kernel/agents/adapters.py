@@ -2,9 +2,14 @@
 
 Each adapter is a pure function of an :class:`AgentTask`: it builds argv, extra environment variables and
 optional stdin, and names the parent environment variables the CLI may inherit (its credentials, proxies).
-The supervisor does the launching. Flags were looked up in each tool's public documentation (noted per adapter);
-every CLI adapter accepts ``executable`` (a path or name for the binary) and passes ``task.extra_args`` through, so a
-flag that a newer CLI version renamed can be fixed from the Run configuration without a code change.
+The supervisor does the launching. The four coding-agent CLIs are invoked as EvoPolicyGym 0.3 invokes them (flag for
+flag; each flag checked against the tool's public documentation where it exists, noted per adapter), print a
+machine-readable transcript on stdout (its format is ``AgentCommand.transcript``, parsed by
+``kernel.agents.transcripts``) and get their own configuration folder per Run (``kernel.agents.homes``).
+Their options (``--agent-option key=value``): ``executable`` (a path or name for the binary), ``effort``
+(reasoning effort, where the CLI has one), ``view_image`` (Codex) and ``home`` (use this configuration folder instead
+of a fresh one); ``task.model`` and ``task.extra_args`` come from ``--agent-model`` / ``--agent-arg``, so a flag that a
+newer CLI version renamed can be fixed from the Run configuration without a code change.
 
 Each adapter also says what its Agent needs under ``--agent-isolation bwrap`` (``kernel.agents.sandbox``):
 ``needs_network`` (a coding-agent CLI must reach its API; built-in and ``command:`` Agents get no network) and
@@ -19,9 +24,11 @@ from __future__ import annotations
 import shlex
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import ClassVar
 
 from evoledger.kernel.agents.base import AgentCommand, AgentTask
+from evoledger.kernel.agents.homes import isolated_home
 from evoledger.ledger.errors import ConfigError
 
 __all__ = [
@@ -56,138 +63,227 @@ def _model_args(flag: str, task: AgentTask) -> tuple[str, ...]:
     return (flag, task.model) if task.model is not None else ()
 
 
+def _effort_args(flag: str, effort: str | None) -> tuple[str, ...]:
+    return (flag, effort) if effort is not None else ()
+
+
+def _check_options(name: str, executable: str, effort: str | None, home: str | None) -> None:
+    if not executable or not executable.strip():
+        raise ConfigError(f"agent {name!r}: executable must name a program or a path, got {executable!r}")
+    if effort is not None and (not effort.strip() or effort.startswith("-")):
+        raise ConfigError(f"agent {name!r}: effort must be a level such as low, medium or high, got {effort!r}")
+    if home is not None and not home.strip():
+        raise ConfigError(f"agent {name!r}: home must be a folder path, got an empty string")
+
+
 @dataclass(frozen=True, slots=True)
 class CodexAgent:
-    """OpenAI Codex CLI, run as ``codex exec`` (non-interactive mode).
+    """OpenAI Codex CLI: ``codex --ask-for-approval never [--config model_reasoning_effort=E] exec --ephemeral --json
+    [--model M] --sandbox danger-full-access --skip-git-repo-check --ignore-user-config --ignore-rules --color never
+    [-c tools.view_image=true] PROMPT``, EvoPolicyGym 0.3's invocation.
 
-    Source: developers.openai.com/codex/noninteractive ("Non-interactive mode") and the ``codex exec`` flag
-    reference: ``codex exec`` runs one task without the TUI, streams progress to stderr and prints the final
-    message to stdout; it is read-only by default, ``--sandbox workspace-write`` allows edits inside the working
-    directory (network stays off, local IPC such as our Unix socket stays allowed); ``--skip-git-repo-check``
-    lets it run outside a Git repository (the workspace is not one); ``--cd`` sets its working root; ``--model``
-    picks the model; the prompt is the trailing positional argument. Approval prompts never block in ``exec``.
-    Stdin is left empty (``/dev/null``) because ``exec`` appends piped stdin to the prompt.
+    Source: developers.openai.com/codex/noninteractive and the ``codex`` / ``codex exec`` flag reference.
+    ``--ask-for-approval never`` and ``--config key=value`` are global options (before ``exec``); ``exec`` runs one
+    task without the TUI; ``--json`` prints its events as JSON Lines on stdout (the transcript, format
+    ``codex-json``); ``--ephemeral`` keeps no session files; ``--ignore-user-config`` / ``--ignore-rules`` leave the
+    user's ``config.toml`` and rules out; ``--sandbox danger-full-access`` turns Codex's own sandbox off (evoledger
+    isolates the Agent itself, ``--agent-isolation``; Codex's sandbox would also refuse the session socket in some
+    versions). ``CODEX_HOME`` is a fresh folder per Run holding a copy of the user's ``auth.json``. Stdin is
+    ``/dev/null`` because ``exec`` appends piped stdin to the prompt.
     """
 
     executable: str = "codex"
+    effort: str | None = None
+    view_image: bool = False
+    home: str | None = None
     name: str = "codex"
     env_allowlist: frozenset[str] = field(
-        default=frozenset({"OPENAI_API_KEY", "CODEX_API_KEY", "CODEX_HOME", "OPENAI_BASE_URL"}) | NETWORK_ENV_VARS
+        default=frozenset({"OPENAI_API_KEY", "CODEX_API_KEY", "OPENAI_BASE_URL"}) | NETWORK_ENV_VARS
     )
     needs_network: bool = True
-    state_paths: tuple[str, ...] = ("$CODEX_HOME", "~/.codex")
+    state_paths: tuple[str, ...] = ("$CODEX_HOME",)
+    home_variable: ClassVar[str] = "CODEX_HOME"
+    transcript: ClassVar[str] = "codex-json"
+    auth: ClassVar[str] = (
+        "set OPENAI_API_KEY or CODEX_API_KEY, or log in once with `codex login` (its auth.json is copied into the "
+        "Run's own CODEX_HOME)"
+    )
+
+    def __post_init__(self) -> None:
+        _check_options(self.name, self.executable, self.effort, self.home)
 
     def command(self, task: AgentTask) -> AgentCommand:
+        home = isolated_home(self.home_variable, self.name, task.workspace, self.home)
+        home = replace(home, seed_from=("$CODEX_HOME", "~/.codex"), seed_files=("auth.json",))
         argv = (
             self.executable,
+            "--ask-for-approval",
+            "never",
+            *(("--config", f"model_reasoning_effort={self.effort}") if self.effort is not None else ()),
             "exec",
-            "--sandbox",
-            "workspace-write",
-            "--skip-git-repo-check",
-            "--cd",
-            str(task.workspace),
+            "--ephemeral",
+            "--json",
             *_model_args("--model", task),
+            "--sandbox",
+            "danger-full-access",
+            "--skip-git-repo-check",
+            "--ignore-user-config",
+            "--ignore-rules",
+            "--color",
+            "never",
+            *(("-c", "tools.view_image=true") if self.view_image else ()),
             *task.extra_args,
             task.task_text,
         )
-        return AgentCommand(argv=argv)
+        env = {self.home_variable: str(home.path)}
+        return AgentCommand(argv=argv, env=env, home=home, transcript=self.transcript)
 
 
 @dataclass(frozen=True, slots=True)
 class ClaudeCodeAgent:
-    """Anthropic Claude Code, run as ``claude -p`` (print / headless mode).
+    """Anthropic Claude Code: ``claude --print --output-format stream-json --verbose [--model M] [--effort E]
+    --permission-mode bypassPermissions --no-session-persistence --no-chrome --bare --strict-mcp-config PROMPT``,
+    EvoPolicyGym 0.3's invocation.
 
-    Source: docs.anthropic.com/claude/docs/claude-code/cli-usage ("CLI reference") and
-    code.claude.com/docs/en/permission-modes: ``-p``/``--print`` answers one prompt and exits;
-    ``--permission-mode acceptEdits`` auto-approves file edits; shell commands still need an allow rule, so
-    ``--allowedTools`` pre-approves ``Bash`` (to run ``evoledger-session`` and analysis scripts) and the file
-    tools. ``bypassPermissions`` / ``--dangerously-skip-permissions`` is deliberately not used: it refuses to run
-    as root and also disables the remaining safety checks. ``--allowedTools`` takes several values, so ``-p``
-    (a plain switch) is placed right before the prompt to end that list.
+    Source: code.claude.com/docs/en/cli-reference. ``--print`` answers one prompt and exits; ``--output-format
+    stream-json`` (which needs ``--verbose`` with ``--print``) prints every message as one JSON line (the transcript,
+    format ``claude-stream-json``); ``--permission-mode bypassPermissions`` runs tools without asking (Claude Code
+    refuses it as root outside a sandbox); ``--no-session-persistence`` saves no session; ``--bare`` skips hooks,
+    plugins, memory and ``CLAUDE.md`` discovery and reads no OAuth login (authentication is ``ANTHROPIC_API_KEY``);
+    ``--strict-mcp-config`` with no ``--mcp-config`` loads no MCP server. ``CLAUDE_CONFIG_DIR`` is a fresh folder per
+    Run.
     """
 
     executable: str = "claude"
+    effort: str | None = None
+    home: str | None = None
     name: str = "claude-code"
-    allowed_tools: tuple[str, ...] = ("Bash", "Read", "Edit", "Write", "Glob", "Grep")
     env_allowlist: frozenset[str] = field(
         default=frozenset(
             {"ANTHROPIC_API_KEY", "ANTHROPIC_AUTH_TOKEN", "ANTHROPIC_BASE_URL", "CLAUDE_CODE_OAUTH_TOKEN"}
-            | {"CLAUDE_CONFIG_DIR"}
         )
         | NETWORK_ENV_VARS
     )
     needs_network: bool = True
-    state_paths: tuple[str, ...] = ("$CLAUDE_CONFIG_DIR", "~/.claude", "~/.claude.json")
+    state_paths: tuple[str, ...] = ("$CLAUDE_CONFIG_DIR",)
+    home_variable: ClassVar[str] = "CLAUDE_CONFIG_DIR"
+    transcript: ClassVar[str] = "claude-stream-json"
+    auth: ClassVar[str] = "set ANTHROPIC_API_KEY (with --bare, Claude Code reads no OAuth login or keychain)"
+
+    def __post_init__(self) -> None:
+        _check_options(self.name, self.executable, self.effort, self.home)
 
     def command(self, task: AgentTask) -> AgentCommand:
+        home = isolated_home(self.home_variable, self.name, task.workspace, self.home)
         argv = (
             self.executable,
-            "--permission-mode",
-            "acceptEdits",
-            "--allowedTools",
-            ",".join(self.allowed_tools),
+            "--print",
             "--output-format",
-            "text",
+            "stream-json",
+            "--verbose",
             *_model_args("--model", task),
+            *_effort_args("--effort", self.effort),
+            "--permission-mode",
+            "bypassPermissions",
+            "--no-session-persistence",
+            "--no-chrome",
+            "--bare",
+            "--strict-mcp-config",
             *task.extra_args,
-            "-p",
             task.task_text,
         )
-        return AgentCommand(argv=argv)
+        env = {self.home_variable: str(home.path)}
+        return AgentCommand(argv=argv, env=env, home=home, transcript=self.transcript)
 
 
 @dataclass(frozen=True, slots=True)
 class KimiCodeAgent:
-    """Moonshot AI's Kimi Code CLI (``kimi``), run in print mode.
+    """Moonshot AI's Kimi Code CLI: ``kimi [--model M] --output-format stream-json --prompt PROMPT``, EvoPolicyGym
+    0.3's invocation.
 
-    Source: moonshotai.github.io/kimi-cli/en/customization/print-mode ("Print Mode") and
-    moonshotai.github.io/kimi-cli/en/reference/kimi-command: ``--print`` runs non-interactively, exits when done
-    and implicitly auto-approves tool calls; instructions may come from stdin (``echo ... | kimi --print``);
-    ``-m``/``--model`` picks the model. The prompt is sent on stdin because the option carrying it changed
-    between releases (``-c``/``--command`` in early versions, ``-p``/``--prompt`` later), while stdin works in
-    all documented versions.
+    Source: moonshotai.github.io/kimi-code/en/guides/print.html ("Using in Scripts and CI") and
+    .../configuration/env-vars.html. ``-p``/``--prompt`` runs one prompt without the terminal UI and exits;
+    ``--output-format stream-json`` prints each message as one JSON line in the chat format (``role``, ``content``,
+    ``tool_calls``; the transcript, format ``kimi-stream-json``). ``KIMI_CODE_HOME`` is a fresh folder per Run with a
+    copy of the user's ``config.toml`` and ``credentials`` (Kimi reads API keys from its config file, not from the
+    environment).
     """
 
     executable: str = "kimi"
+    home: str | None = None
     name: str = "kimi-code"
     env_allowlist: frozenset[str] = field(
         default=frozenset({"KIMI_API_KEY", "KIMI_BASE_URL", "KIMI_MODEL_NAME", "MOONSHOT_API_KEY"}) | NETWORK_ENV_VARS
     )
     needs_network: bool = True
-    state_paths: tuple[str, ...] = ("$KIMI_SHARE_DIR", "~/.kimi", "$KIMI_CODE_HOME", "~/.kimi-code")
+    state_paths: tuple[str, ...] = ("$KIMI_CODE_HOME",)
+    home_variable: ClassVar[str] = "KIMI_CODE_HOME"
+    transcript: ClassVar[str] = "kimi-stream-json"
+    auth: ClassVar[str] = (
+        "log in once with `kimi login` or add a provider to ~/.kimi-code/config.toml (config.toml and credentials/ "
+        "are copied into the Run's own KIMI_CODE_HOME)"
+    )
+
+    def __post_init__(self) -> None:
+        _check_options(self.name, self.executable, None, self.home)
 
     def command(self, task: AgentTask) -> AgentCommand:
-        argv = (self.executable, "--print", *_model_args("--model", task), *task.extra_args)
-        return AgentCommand(argv=argv, stdin=task.task_text.encode("utf-8"))
+        home = isolated_home(self.home_variable, self.name, task.workspace, self.home)
+        home = replace(home, seed_from=("$KIMI_CODE_HOME", "~/.kimi-code"), seed_files=("config.toml", "credentials"))
+        argv = (
+            self.executable,
+            *_model_args("--model", task),
+            "--output-format",
+            "stream-json",
+            *task.extra_args,
+            "--prompt",
+            task.task_text,
+        )
+        env = {self.home_variable: str(home.path)}
+        return AgentCommand(argv=argv, env=env, home=home, transcript=self.transcript)
 
 
 @dataclass(frozen=True, slots=True)
 class QoderAgent:
-    """Qoder CLI (``qodercli``), run in print mode.
+    """Qoder CLI: ``qodercli --print --output-format stream-json [--model M] [--reasoning-effort E]
+    --permission-mode bypass_permissions PROMPT``, EvoPolicyGym 0.3's invocation.
 
-    Source: docs.qoder.com/cli/cli-reference and docs.qoder.com/en/cli/permissions: ``-p``/``--print`` runs
-    non-interactively and exits after one response; ``--model`` picks the model. In print mode an action that
-    would ask for permission cannot be answered, so shell commands need ``--yolo`` (documented as the alias of
-    the ``bypass_permissions`` permission mode). ``-p`` is placed right before the prompt so the prompt is read
-    correctly whether ``-p`` is a plain switch (current docs) or takes the prompt as its value.
+    Source: docs.qoder.com/en/cli/permissions (``--permission-mode bypass_permissions``, alias ``yolo``) and Qoder's
+    print-mode flags (``-p``/``--print``, ``--output-format text|json|stream-json``, ``--model``).
+    ``--reasoning-effort`` is taken from EvoPolicyGym's invocation; Qoder's public pages do not list it.
+    ``QODER_CONFIG_DIR`` is a fresh folder per Run; authentication is ``QODER_PERSONAL_ACCESS_TOKEN``.
     """
 
     executable: str = "qodercli"
+    effort: str | None = None
+    home: str | None = None
     name: str = "qoder"
     env_allowlist: frozenset[str] = field(default=frozenset({"QODER_PERSONAL_ACCESS_TOKEN"}) | NETWORK_ENV_VARS)
     needs_network: bool = True
-    state_paths: tuple[str, ...] = ("$QODER_CONFIG_DIR", "~/.qoder")
+    state_paths: tuple[str, ...] = ("$QODER_CONFIG_DIR",)
+    home_variable: ClassVar[str] = "QODER_CONFIG_DIR"
+    transcript: ClassVar[str] = "qoder-stream-json"
+    auth: ClassVar[str] = "set QODER_PERSONAL_ACCESS_TOKEN (a personal access token from your Qoder account)"
+
+    def __post_init__(self) -> None:
+        _check_options(self.name, self.executable, self.effort, self.home)
 
     def command(self, task: AgentTask) -> AgentCommand:
+        home = isolated_home(self.home_variable, self.name, task.workspace, self.home)
         argv = (
             self.executable,
-            "--yolo",
+            "--print",
+            "--output-format",
+            "stream-json",
             *_model_args("--model", task),
+            *_effort_args("--reasoning-effort", self.effort),
+            "--permission-mode",
+            "bypass_permissions",
             *task.extra_args,
-            "-p",
             task.task_text,
         )
-        return AgentCommand(argv=argv)
+        env = {self.home_variable: str(home.path)}
+        return AgentCommand(argv=argv, env=env, home=home, transcript=self.transcript)
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol, runtime_checkable
 
+from evoledger.kernel.agents.homes import AgentHome
 from evoledger.ledger.errors import ConfigError
 
 __all__ = ["AgentCommand", "AgentTask", "CodingAgent"]
@@ -57,12 +58,17 @@ class AgentCommand:
     """How to start one Agent process: argv, extra environment variables and optional stdin bytes.
 
     ``env`` is added on top of the supervisor's minimal allow-listed environment; it never carries secrets
-    (secrets reach the process only through the adapter's ``env_allowlist``).
+    (secrets reach the process only through the adapter's ``env_allowlist``). ``home`` is the CLI's own
+    configuration folder (its variable is in ``env``), prepared before the launch and removed after it
+    (``kernel.agents.homes``). ``transcript`` names the format of what the CLI prints on stdout
+    (``kernel.agents.transcripts``), ``None`` for plain text.
     """
 
     argv: tuple[str, ...]
     env: Mapping[str, str] = field(default_factory=dict)
     stdin: bytes | None = None
+    home: AgentHome | None = None
+    transcript: str | None = None
 
     def __post_init__(self) -> None:
         if not self.argv or not self.argv[0]:

@@ -21,13 +21,17 @@ from typing import Final
 
 from evoledger.ledger.run_files import open_root, write_file_at
 
-__all__ = ["AGENT_LOG_HEAD_BYTES", "AGENT_LOG_TAIL_BYTES", "CappedLog", "StreamCapture"]
+__all__ = ["AGENT_LOG_HEAD_BYTES", "AGENT_LOG_TAIL_BYTES", "TRANSCRIPT_HEAD_BYTES", "CappedLog", "StreamCapture"]
 
 AGENT_LOG_HEAD_BYTES: Final = 256 * 1024
 """The first bytes of each Agent stream that are always kept."""
 
 AGENT_LOG_TAIL_BYTES: Final = 2 * 1024 * 1024
 """The last bytes of each Agent stream that are always kept (a ring buffer)."""
+
+TRANSCRIPT_HEAD_BYTES: Final = 32 * 1024 * 1024
+"""The head kept of a stdout that is a machine-readable transcript (``AgentCommand.transcript``): a whole Run's
+transcript usually fits, so the ledger keeps every message, not just the first and last."""
 
 _READ_BYTES: Final = 64 * 1024
 _POLL_MS: Final = 100

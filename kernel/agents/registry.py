@@ -8,6 +8,7 @@ Every registered entry is an import string, resolved only when used.
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import shutil
 from collections.abc import Mapping
@@ -24,6 +25,7 @@ __all__ = [
     "AGENTS",
     "ENTRY_POINT_GROUP",
     "agent_names",
+    "agent_option_names",
     "baseline_agent",
     "check_agent_program",
     "hill_climb_agent",
@@ -85,6 +87,13 @@ def make_agent(name: str, options: Mapping[str, Any] | None = None) -> CodingAge
             raise UnknownNameError("agent", name, [*registered, f"{COMMAND_PREFIX}<program> [args...]"])
         target = registered[name]
     factory = load_object(target)
+    accepted = agent_option_names(factory)
+    refused = sorted(set(opts) - set(accepted)) if accepted is not None else []
+    if refused:
+        offered = ", ".join(accepted or ()) or "none"
+        raise ConfigError(
+            f"agent {name!r} takes no option {refused[0]!r} (--agent-option {refused[0]}=...); its options: {offered}"
+        )
     try:
         agent = factory(**opts)
     except TypeError as exc:
@@ -92,6 +101,15 @@ def make_agent(name: str, options: Mapping[str, Any] | None = None) -> CodingAge
     if not isinstance(agent, CodingAgent):
         raise ConfigError(f"agent factory {target!r} returned {type(agent).__name__}, which is not a CodingAgent")
     return agent
+
+
+def agent_option_names(factory: Any) -> tuple[str, ...] | None:
+    """The options a first-party adapter class takes (its init fields other than ``name`` and its environment and
+    sandbox declarations); ``None`` for any other factory (its keyword arguments are not known in advance)."""
+    if not (isinstance(factory, type) and dataclasses.is_dataclass(factory)):
+        return None
+    internal = {"name", "env_allowlist", "needs_network", "state_paths", "argv", "module", "python"}
+    return tuple(f.name for f in dataclasses.fields(factory) if f.init and f.name not in internal)
 
 
 def check_agent_program(agent: CodingAgent, *, model: str | None = None, extra_args: tuple[str, ...] = ()) -> None:

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import IO, Final
 
 from evoledger.kernel.agents.base import AgentCommand, AgentTask, CodingAgent
-from evoledger.kernel.agents.log_capture import StreamCapture
+from evoledger.kernel.agents.log_capture import TRANSCRIPT_HEAD_BYTES, CappedLog, StreamCapture
 from evoledger.kernel.agents.marked import end_marked_processes
 from evoledger.kernel.agents.sandbox import AgentSandbox, expand_state_paths
 from evoledger.ledger.errors import ConfigError, InfraError
@@ -222,6 +222,8 @@ class AgentSupervisor:
             assert task_file is not None  # filled in by __init__
             task_file.parent.mkdir(parents=True, exist_ok=True)
             task_file.write_text(self._task.task_text, encoding="utf-8")
+            if self.command.home is not None:  # the CLI's own configuration folder (kernel.agents.homes)
+                self.command.home.prepare(self._parent_env)
             if self._sandbox is not None:  # built now: the task file it binds exists from here on
                 network = bool(getattr(self._agent, "needs_network", False))
                 state = expand_state_paths(getattr(self._agent, "state_paths", ()), self.env)
@@ -265,7 +267,13 @@ class AgentSupervisor:
                 if self._proc is None:
                     os.close(out_read)
                     os.close(err_read)
-            self._captures = [StreamCapture(out_read, self.stdout_path), StreamCapture(err_read, self.stderr_path)]
+                    if self.command.home is not None:
+                        self.command.home.remove()
+            transcript = CappedLog(head_bytes=TRANSCRIPT_HEAD_BYTES) if self.command.transcript is not None else None
+            self._captures = [
+                StreamCapture(out_read, self.stdout_path, transcript),
+                StreamCapture(err_read, self.stderr_path),
+            ]
             self._started_at = self._clock()
             if self._task.timeout is not None:
                 self._deadline = self._started_at + self._task.timeout
@@ -361,6 +369,8 @@ class AgentSupervisor:
         self._logs_done = True
         for capture in self._captures:
             capture.finish(_LOG_DRAIN_SECONDS)
+        if self.command.home is not None:
+            self.command.home.remove()
 
     def _record_exit(self, proc: subprocess.Popen[bytes]) -> None:
         code = proc.returncode

@@ -8,6 +8,7 @@ from typing import Any, Final
 import click
 from evoledger.kernel.agents.registry import check_agent_program, make_agent
 from evoledger.kernel.agents.sandbox import resolve_agent_isolation
+from evoledger.kernel.cli.agent_options import AGENT_OPTION_FIELDS, agent_option_flag, apply_agent_options
 from evoledger.kernel.cli.config_options import (
     POLICY_LIMIT_FLAGS,
     config_option_decorator,
@@ -40,7 +41,9 @@ RUN_FLAGS: Final[dict[str, tuple[str, ...]]] = {
 """Flags shorter than their field's path; every other flag is the path (``validation.episodes`` ->
 ``--validation-episodes``; the fields of ``limits`` are not prefixed)."""
 
-RUN_OPTIONS: Final = config_options(RunConfig, flags=RUN_FLAGS, flatten=("limits",), skip=("benchmark",))
+RUN_OPTIONS: Final = config_options(
+    RunConfig, flags=RUN_FLAGS, flatten=("limits",), skip=("benchmark", *AGENT_OPTION_FIELDS)
+)
 """One option per :class:`RunConfig` field (the Benchmark is the argument and ``--set``)."""
 
 
@@ -60,6 +63,7 @@ RUN_OPTIONS: Final = config_options(RunConfig, flags=RUN_FLAGS, flatten=("limits
     help="Run directory (default: runs/<benchmark>, or runs/<benchmark>-<seed> with --seed; '/' becomes '-').",
 )
 @config_option_decorator(RUN_OPTIONS)
+@agent_option_flag
 @signing_key_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @verbosity_options
@@ -68,6 +72,7 @@ def run_command(
     settings: tuple[str, ...],
     initial_program: Path | None,
     record_to: Path | None,
+    agent_options: tuple[str, ...],
     signing_key: Path | None,
     as_json: bool,
     **config_args: Any,
@@ -83,6 +88,7 @@ def run_command(
       evoledger run cartpole --agent claude-code --episode-budget 200 --record-to runs/cc-1
     """
     values = config_values(RUN_OPTIONS, config_args)
+    values["agent"] = apply_agent_options(values["agent"], agent_options)
     isolation = resolve_isolation(values["isolation"])  # ConfigError (with the install hint) for unusable bwrap
     agent_isolation = resolve_agent_isolation(values["agent_isolation"])  # likewise for --agent-isolation bwrap
     config = RunConfig.model_validate(
@@ -93,7 +99,8 @@ def run_command(
             "agent_isolation": agent_isolation.isolation,
         }
     )
-    check_agent_program(make_agent(config.agent.name), model=config.agent.model, extra_args=config.agent.args)
+    agent = make_agent(config.agent.name, config.agent.adapter_options())
+    check_agent_program(agent, model=config.agent.model, extra_args=config.agent.args)
     default_registry().check_installed(benchmark)  # a missing extra: one line with its install command, first
     key = resolve_signing_key(signing_key)  # a bad key is refused before anything is created
     flat = benchmark.replace("/", "-")  # family/task: runs/family-task, one folder

@@ -98,6 +98,17 @@ class AgentConfig(BaseModel):
     )
     model: str | None = Field(default=None, description="Model name passed to a coding-agent CLI.")
     args: tuple[str, ...] = Field(default=(), description="Extra argument for the Agent's command line (repeatable).")
+    effort: str | None = Field(default=None, description="Reasoning effort for a coding-agent CLI (low, high, ...).")
+    executable: str | None = Field(default=None, description="The coding-agent CLI's program (a name or a path).")
+    view_image: bool = Field(default=False, description="Let Codex view images (-c tools.view_image=true).")
+    home: str | None = Field(
+        default=None, description="The CLI's own configuration folder (default: a fresh one per Run)."
+    )
+
+    def adapter_options(self) -> dict[str, str | bool]:
+        """The options set here, as the adapter's keyword arguments (``make_agent``); unset ones are left out."""
+        found = {"effort": self.effort, "executable": self.executable, "view_image": self.view_image, "home": self.home}
+        return {key: value for key, value in found.items() if value not in (None, False)}
 
 
 class RunConfig(BaseModel):

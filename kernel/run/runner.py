@@ -151,7 +151,7 @@ def _agent_session(
     """Start the Agent's next attempt and serve its Session until its authority ends; its process group is stopped."""
     host, config, layout = live.host, live.config, live.layout
     attempt = host.state.agent_attempts + 1
-    coding_agent = make_agent(config.agent.name)
+    coding_agent = make_agent(config.agent.name, config.agent.adapter_options())
     task = AgentTask(
         task_text=task_text_for(live.benchmark, config, resumed=attempt > 1),
         workspace=layout.workspace,
@@ -240,7 +240,9 @@ def run(
     >>> run(RunConfig(episode_budget=40), record_to=Path("runs/demo"))  # doctest: +SKIP
     """
     config = config or RunConfig()
-    make_agent(config.agent.name)  # an unknown Agent is refused before anything is created
+    make_agent(
+        config.agent.name, config.agent.adapter_options()
+    )  # an unknown Agent is refused before anything is created
     # ``auto`` is resolved before run-created records the config: the record says which isolation was used.
     config = config.model_copy(
         update={

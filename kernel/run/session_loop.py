@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from evoledger.kernel.agents import AgentExit, AgentSupervisor
+from evoledger.kernel.agents.transcripts import transcript_event
 from evoledger.kernel.run.host import RunHost
 from evoledger.kernel.session import PendingRequest, Rejection, SessionServer
 from evoledger.ledger.errors import EvoLedgerError
@@ -117,7 +118,11 @@ def drive_session(
     while (late := server.next_request(timeout=0)) is not None:
         late.reject("session_closed", "Agent authority has ended; no further requests are accepted")
     reason = _reason(host, exit_info)
-    stdout_digest = ledger.objects.put(exit_info.stdout_path.read_bytes()) if exit_info.stdout_path.exists() else None
+    stdout = exit_info.stdout_path.read_bytes() if exit_info.stdout_path.exists() else None
+    stdout_digest = ledger.objects.put(stdout) if stdout is not None else None
+    # the CLI's transcript (kernel.agents.transcripts), when its adapter asked it to print one
+    parsed = transcript_event(supervisor.command.transcript, stdout, ledger.objects, pid=pid, attempt=attempt)
+    transcript = [parsed] if parsed is not None else []
     stderr_digest = ledger.objects.put(exit_info.stderr_path.read_bytes()) if exit_info.stderr_path.exists() else None
     host.append(
         [
@@ -130,7 +135,8 @@ def drive_session(
                 stderr_digest=stderr_digest,
                 duration_ms=int(exit_info.duration * 1000),
                 reason=reason,
-            )
+            ),
+            *transcript,
         ]
     )
     return AgentOutcome(reason=reason, exit=exit_info)

@@ -6,7 +6,7 @@ log's records (payloads never repeat ``kind``/``version``); :func:`object_refs` 
 digests an Event refers to, by the naming convention documented in ``ledger.events.base``.
 """
 
-from evoledger.ledger.events.agent import AgentExited, AgentStarted
+from evoledger.ledger.events.agent import AgentExited, AgentStarted, AgentTranscript
 from evoledger.ledger.events.base import (
     Code,
     ContentHash,
@@ -91,6 +91,7 @@ __all__ = [
     "UPCASTERS",
     "AgentExited",
     "AgentStarted",
+    "AgentTranscript",
     "ArtifactRef",
     "AssessmentFinished",
     "BenchmarkIdentity",

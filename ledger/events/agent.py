@@ -1,15 +1,15 @@
-"""Agent process facts (host-only): an Agent process was started, and it exited."""
+"""Agent process facts (host-only): an Agent process was started, it exited, and the transcript it printed."""
 
 from __future__ import annotations
 
 from typing import ClassVar, Literal, Self
 
-from evoledger.ledger.events.base import Code, Count, EventBase, FrozenList, Name, ObjectDigest, Positive
+from evoledger.ledger.events.base import Code, Count, EventBase, FiniteFloat, FrozenList, Name, ObjectDigest, Positive
 from evoledger.ledger.records import Visibility
-from pydantic import model_validator
+from pydantic import Field, model_validator
 from pydantic_core import PydanticCustomError
 
-__all__ = ["AgentExited", "AgentStarted"]
+__all__ = ["AgentExited", "AgentStarted", "AgentTranscript"]
 
 
 class AgentStarted(EventBase):
@@ -59,3 +59,28 @@ class AgentExited(EventBase):
                 {"code": self.exit_code, "sig": self.signal},
             )
         return self
+
+
+class AgentTranscript(EventBase):
+    """Records the transcript a coding-agent CLI printed (its messages, tool calls and results), parsed and stored.
+
+    ``transcript_digest`` names the normalised transcript (a JSON Object: ``kernel.agents.transcript_model``); the
+    raw output stays the ``stdout_digest`` of the ``agent-exited`` Event just before. ``malformed_lines`` counts the
+    lines that were not JSON or of no known shape (kept raw in the transcript). Usage figures are the CLI's own,
+    ``None`` when it reports none.
+    """
+
+    kind: Literal["agent-transcript"] = "agent-transcript"
+    version: Literal[1] = 1
+    visibility: ClassVar[Visibility] = "host"
+
+    pid: Positive
+    attempt: Positive = 1
+    format: Name
+    transcript_digest: ObjectDigest
+    messages: Count
+    tool_calls: Count
+    malformed_lines: Count = 0
+    input_tokens: Count | None = None
+    output_tokens: Count | None = None
+    cost_usd: FiniteFloat | None = Field(default=None, ge=0)

@@ -11,7 +11,7 @@ from types import MappingProxyType
 from typing import Annotated, Final
 
 from evoledger.ledger.errors import SchemaError, UnknownNameError
-from evoledger.ledger.events.agent import AgentExited, AgentStarted
+from evoledger.ledger.events.agent import AgentExited, AgentStarted, AgentTranscript
 from evoledger.ledger.events.base import EventBase
 from evoledger.ledger.events.episodes import (
     EpisodeFinished,
@@ -64,6 +64,7 @@ Event = Annotated[
     | RequestFailed
     | AgentStarted
     | AgentExited
+    | AgentTranscript
     | ValidationEpisodeFinished
     | CandidateSelected
     | AssessmentFinished
@@ -127,6 +128,7 @@ EVENT_TYPES: Final[Mapping[str, type[EventBase]]] = event_types(
         RequestFailed,
         AgentStarted,
         AgentExited,
+        AgentTranscript,
         ValidationEpisodeFinished,
         CandidateSelected,
         AssessmentFinished,

@@ -16,6 +16,7 @@ from evoledger.ledger.events import (
     EVENT_ADAPTER,
     EVENT_TYPES,
     AgentExited,
+    AgentTranscript,
     AgentStarted,
     ArtifactRef,
     AssessmentFinished,
@@ -325,6 +326,19 @@ STRATEGIES: dict[type[EventBase], st.SearchStrategy[Any]] = {
         attempt=positives,
     ),
     AgentExited: _agent_exited(),
+    AgentTranscript: st.builds(
+        AgentTranscript,
+        pid=positives,
+        attempt=positives,
+        format=names,
+        transcript_digest=digests,
+        messages=counts,
+        tool_calls=counts,
+        malformed_lines=counts,
+        input_tokens=st.none() | counts,
+        output_tokens=st.none() | counts,
+        cost_usd=st.none() | st.floats(0, 1e6, allow_nan=False, allow_infinity=False),
+    ),
     ValidationEpisodeFinished: _with(
         ValidationEpisodeFinished,
         _outcome(),
@@ -383,7 +397,7 @@ def raw_row(kind: str, payload: bytes, *, version: int = 1, visibility: Visibili
 
 def test_strategies_cover_every_kind() -> None:
     assert set(STRATEGIES) == set(EVENT_TYPES.values())
-    assert len(EVENT_TYPES) == 23
+    assert len(EVENT_TYPES) == 24
 
 
 def test_declared_visibility_of_every_kind() -> None:
@@ -405,6 +419,7 @@ def test_declared_visibility_of_every_kind() -> None:
         "request-failed": "host",
         "agent-started": "host",
         "agent-exited": "host",
+        "agent-transcript": "host",
         "validation-episode-finished": "host",
         "candidate-selected": "host",
         "assessment-finished": "host",

@@ -277,5 +277,5 @@ def test_adapters_declare_network_and_state_folders() -> None:
     assert BuiltinAgent(name="hill-climb", module="x").needs_network is False
     env = {"HOME": "/home/u", "CLAUDE_CONFIG_DIR": "/etc/claude-conf"}
     paths = expand_state_paths(ClaudeCodeAgent().state_paths, env)
-    assert paths == [Path("/etc/claude-conf"), Path("/home/u/.claude"), Path("/home/u/.claude.json")]
+    assert paths == [Path("/etc/claude-conf")]  # the Run's own CLAUDE_CONFIG_DIR, never the user's ~/.claude
     assert expand_state_paths(("$UNSET", "~/x", "relative"), {}) == []
