@@ -34,7 +34,8 @@ def _task(**kwargs: object) -> AgentTask:
 
 def _home(agent: str) -> str:
     home = isolated_home("X", agent, WS).path
-    assert home.parent.name.startswith("evoledger-agent-homes-") and home.name.startswith(f"{agent}-")
+    assert home.parent.name.startswith("evoledger-agent-homes-")
+    assert home.name.startswith(f"{agent}-")
     return str(home)
 
 
@@ -65,7 +66,8 @@ def test_codex_argv_is_evopolicygyms_invocation() -> None:
         TEXT,
     )
     assert command.env == {"CODEX_HOME": _home("codex")}
-    assert command.home is not None and command.home.seed_files == ("auth.json",)
+    assert command.home is not None
+    assert command.home.seed_files == ("auth.json",)
     assert command.transcript == "codex-json"
     assert command.stdin is None
 
@@ -73,7 +75,9 @@ def test_codex_argv_is_evopolicygyms_invocation() -> None:
 def test_codex_without_model_effort_or_images_and_custom_executable() -> None:
     command = CodexAgent(executable="/opt/codex").command(_task())
     assert command.argv[:4] == ("/opt/codex", "--ask-for-approval", "never", "exec")
-    assert "--model" not in command.argv and "-c" not in command.argv and "--config" not in command.argv
+    assert "--model" not in command.argv
+    assert "-c" not in command.argv
+    assert "--config" not in command.argv
     assert command.argv[-1] == TEXT
     assert {"OPENAI_API_KEY", "CODEX_API_KEY", "HTTPS_PROXY"} <= CodexAgent().env_allowlist
     assert "ANTHROPIC_API_KEY" not in CodexAgent().env_allowlist
@@ -113,7 +117,8 @@ def test_kimi_code_argv_is_evopolicygyms_invocation() -> None:
     assert command.argv == ("kimi", "--model", "kimi-k2", "--output-format", "stream-json", "--prompt", TEXT)
     assert command.stdin is None
     assert command.env == {"KIMI_CODE_HOME": _home("kimi-code")}
-    assert command.home is not None and command.home.seed_files == ("config.toml", "credentials")
+    assert command.home is not None
+    assert command.home.seed_files == ("config.toml", "credentials")
     assert command.transcript == "kimi-stream-json"
     assert {"KIMI_API_KEY", "MOONSHOT_API_KEY"} <= KimiCodeAgent().env_allowlist
 
@@ -142,7 +147,8 @@ def test_qoder_argv_is_evopolicygyms_invocation() -> None:
 def test_a_user_named_home_is_used_as_it_is(tmp_path: Path) -> None:
     command = ClaudeCodeAgent(home=str(tmp_path / "mine")).command(_task())
     assert command.env == {"CLAUDE_CONFIG_DIR": str(tmp_path / "mine")}
-    assert command.home is not None and command.home.owned is False
+    assert command.home is not None
+    assert command.home.owned is False
     command.home.prepare({})
     command.home.remove()
     assert (tmp_path / "mine").is_dir()  # never removed
@@ -154,7 +160,8 @@ def test_an_isolated_home_gets_only_the_login_files_and_is_removed(tmp_path: Pat
     (user / "auth.json").write_text('{"token": "t"}')
     (user / "config.toml").write_text("model = 'personal'")
     home = CodexAgent().command(_task(workspace=tmp_path / "ws")).home
-    assert home is not None and home.owned
+    assert home is not None
+    assert home.owned
     home.prepare({"CODEX_HOME": str(user)})
     assert sorted(p.name for p in home.path.iterdir()) == ["auth.json"]
     assert (home.path / "auth.json").stat().st_mode & 0o777 == 0o600
