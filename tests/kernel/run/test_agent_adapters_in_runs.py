@@ -17,13 +17,13 @@ from evoledger.kernel.run import AgentConfig, AssessmentConfig, RunConfig, Valid
 from evoledger.ledger.store import Ledger
 from evoledger.ledger.verify import verify
 
-# A stand-in for `claude -p TASK`: it checks the flags the adapter passes, reads the task text it was given,
+# A stand-in for `claude --print ... TASK`: it checks the flags the adapter passes, reads the task text it was given,
 # and then works the way the real CLI's agent loop would: through `evoledger-session` in its cwd.
 FAKE_CODING_CLI = r"""#!{python}
 import json, os, shutil, subprocess, sys
 args = sys.argv[1:]
-assert args[args.index("--permission-mode") + 1] == "acceptEdits", args
-task = args[args.index("-p") + 1]
+assert args[args.index("--permission-mode") + 1] == "bypassPermissions", args
+task = args[-1]
 assert "evoledger-session submit" in task and "make_policy" in task, "the task text must explain the protocol"
 with open("analysis/seen-task.txt", "w") as f:
     f.write(task)
