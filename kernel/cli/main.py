@@ -41,6 +41,7 @@ COMMANDS: Final = {
     "bundle": "evoledger.kernel.cli.bundle_command:bundle_command",
     "unbundle": "evoledger.kernel.cli.bundle_command:unbundle_command",
     "benchmarks": "evoledger.kernel.cli.benchmarks_command:benchmarks_command",
+    "agents": "evoledger.kernel.cli.agents_command:agents_command",
 }
 """Every ``evoledger`` command: its name and the ``module:attribute`` of its click command, imported when invoked."""
 
