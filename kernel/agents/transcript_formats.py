@@ -56,6 +56,10 @@ def _arguments(value: Any) -> str:
     return json.dumps(value if value is not None else {}, sort_keys=True, ensure_ascii=False)
 
 
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
 def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
@@ -98,7 +102,7 @@ def feed_claude_line(builder: TranscriptBuilder, record: dict[str, Any]) -> bool
                 builder.user(_text(block.get("text")))
         return True
     if kind == "result":
-        usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
+        usage = _dict(record.get("usage"))
         cost = record.get("total_cost_usd", record.get("cost_usd"))
         builder.totals(
             input_tokens=_int(usage.get("input_tokens")),
@@ -158,7 +162,7 @@ def feed_codex_line(builder: TranscriptBuilder, record: dict[str, Any]) -> bool:
     if kind in ("turn.started", "item.started", "item.updated"):
         return True
     if kind == "turn.completed":
-        usage = record.get("usage") if isinstance(record.get("usage"), dict) else {}
+        usage = _dict(record.get("usage"))
         builder.add_usage(
             input_tokens=_int(usage.get("input_tokens")),
             output_tokens=_int(usage.get("output_tokens")),
@@ -166,7 +170,7 @@ def feed_codex_line(builder: TranscriptBuilder, record: dict[str, Any]) -> bool:
         )
         return True
     if kind in ("turn.failed", "error"):
-        error = record.get("error") if isinstance(record.get("error"), dict) else record
+        error = _dict(record.get("error")) or record
         builder.note(f"{kind}: {_text(error.get('message'))}")
         return True
     item = record.get("item")
