@@ -117,6 +117,11 @@ def _check_trust(config: RunConfig, root: Path, trust_benchmark: bool, trust_age
             f"{root} records the Agent {recorded!r}: resuming would run that command as you. If you trust whoever "
             f"wrote this record, pass --trust-recorded-agent (or re-state it: --agent {recorded!r})"
         )
+    if config.agent.executable is not None and not trust_agent:
+        raise UntrustedRecordError(
+            f"{root} records the Agent program {config.agent.executable!r} (--agent-option executable): resuming "
+            "would run it as you. If you trust whoever wrote this record, pass --trust-recorded-agent"
+        )
 
 
 _MAX_AGENT_SECONDS: Final = 7 * 86_400
