@@ -13,15 +13,26 @@ removing whatever was at its name) and rewritten atomically, so a planted link t
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import select
 import threading
+import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Final
+from typing import Any, Final
 
 from evoledger.ledger.run_files import open_root, write_file_at
 
-__all__ = ["AGENT_LOG_HEAD_BYTES", "AGENT_LOG_TAIL_BYTES", "TRANSCRIPT_HEAD_BYTES", "CappedLog", "StreamCapture"]
+__all__ = [
+    "AGENT_LOG_HEAD_BYTES",
+    "AGENT_LOG_TAIL_BYTES",
+    "ARRIVALS_KEPT",
+    "TIMES_SUFFIX",
+    "TRANSCRIPT_HEAD_BYTES",
+    "CappedLog",
+    "StreamCapture",
+]
 
 AGENT_LOG_HEAD_BYTES: Final = 256 * 1024
 """The first bytes of each Agent stream that are always kept."""
@@ -33,6 +44,12 @@ TRANSCRIPT_HEAD_BYTES: Final = 32 * 1024 * 1024
 """The head kept of a stdout that is a machine-readable transcript (``AgentCommand.transcript``): a whole Run's
 transcript usually fits, so the ledger keeps every message, not just the first and last."""
 
+ARRIVALS_KEPT: Final = 100_000
+"""Chunk arrival times kept per stream (a transcript's lines are timed by them)."""
+
+TIMES_SUFFIX: Final = ".times"
+"""``stdout.log.times``: the JSON of :meth:`CappedLog.timing`, written beside a log whose arrivals are recorded."""
+
 _READ_BYTES: Final = 64 * 1024
 _POLL_MS: Final = 100
 
@@ -40,7 +57,14 @@ _POLL_MS: Final = 100
 class CappedLog:
     """The head and the tail of a byte stream, and how much of its middle was dropped."""
 
-    def __init__(self, head_bytes: int = AGENT_LOG_HEAD_BYTES, tail_bytes: int = AGENT_LOG_TAIL_BYTES) -> None:
+    def __init__(
+        self,
+        head_bytes: int = AGENT_LOG_HEAD_BYTES,
+        tail_bytes: int = AGENT_LOG_TAIL_BYTES,
+        *,
+        arrivals: bool = False,
+        clock: Callable[[], float] = time.time,
+    ) -> None:
         self._head_cap = head_bytes
         self._tail_cap = tail_bytes
         self._head = bytearray()
@@ -48,10 +72,17 @@ class CappedLog:
         self.total_bytes = 0
         self.dropped_bytes = 0
         self.dropped_lines = 0
+        self._note_bytes = 0
+        self._clock = clock
+        self.arrivals: list[tuple[int, float]] | None = [] if arrivals else None
+        """With ``arrivals``: (bytes of the stream so far, ``clock()``) as each chunk arrived, the first
+        :data:`ARRIVALS_KEPT`; so a line's arrival time is that of the first chunk that reaches its end."""
 
     def feed(self, data: bytes) -> None:
         """Add ``data`` (amortised O(len(data)); memory stays under twice the cap)."""
         self.total_bytes += len(data)
+        if self.arrivals is not None and len(self.arrivals) < ARRIVALS_KEPT:
+            self.arrivals.append((self.total_bytes, self._clock()))
         room = self._head_cap - len(self._head)
         if room > 0:
             self._head += data[:room]
@@ -80,7 +111,20 @@ class CappedLog:
             f"here; of {self.total_bytes} bytes, the first {len(self._head)} and the last {len(self._tail)} are "
             "kept]\n"
         )
+        self._note_bytes = len(note)
         return bytes(self._head) + note.encode("ascii") + bytes(self._tail)
+
+    def timing(self) -> dict[str, Any]:
+        """Where the rendered bytes come from in the stream, and the arrivals (call after :meth:`render`):
+        rendered offsets below ``head_bytes`` are stream offsets; from ``head_bytes + note_bytes`` on, rendered offset
+        ``r`` is stream offset ``tail_from + r - head_bytes - note_bytes``."""
+        return {
+            "total_bytes": self.total_bytes,
+            "head_bytes": len(self._head),
+            "note_bytes": self._note_bytes,
+            "tail_from": self.total_bytes - len(self._tail) if self.dropped_bytes else len(self._head),
+            "arrivals": self.arrivals or [],
+        }
 
 
 class StreamCapture:
@@ -130,6 +174,10 @@ class StreamCapture:
         folder = open_root(self._path.parent)
         try:
             write_file_at(folder, self._path.name, self.log.render(), self._path, tmp=self._path.name + ".tmp")
+            if self.log.arrivals is not None:  # when each line arrived (kernel.agents.transcripts reads it)
+                times = self._path.with_name(self._path.name + TIMES_SUFFIX)
+                data = json.dumps(self.log.timing(), separators=(",", ":")).encode("ascii")
+                write_file_at(folder, times.name, data, times, tmp=times.name + ".tmp")
         finally:
             os.close(folder)
 

@@ -269,7 +269,9 @@ class AgentSupervisor:
                     os.close(err_read)
                     if self.command.home is not None:
                         self.command.home.remove()
-            transcript = CappedLog(head_bytes=TRANSCRIPT_HEAD_BYTES) if self.command.transcript is not None else None
+            transcript = None  # a transcript on stdout: a larger head, and when each line arrived
+            if self.command.transcript is not None:
+                transcript = CappedLog(head_bytes=TRANSCRIPT_HEAD_BYTES, arrivals=True)
             self._captures = [
                 StreamCapture(out_read, self.stdout_path, transcript),
                 StreamCapture(err_read, self.stderr_path),

@@ -121,7 +121,14 @@ def drive_session(
     stdout = exit_info.stdout_path.read_bytes() if exit_info.stdout_path.exists() else None
     stdout_digest = ledger.objects.put(stdout) if stdout is not None else None
     # the CLI's transcript (kernel.agents.transcripts), when its adapter asked it to print one
-    parsed = transcript_event(supervisor.command.transcript, stdout, ledger.objects, pid=pid, attempt=attempt)
+    parsed = transcript_event(
+        supervisor.command.transcript,
+        stdout,
+        ledger.objects,
+        pid=pid,
+        attempt=attempt,
+        stdout_path=exit_info.stdout_path,
+    )
     transcript = [parsed] if parsed is not None else []
     stderr_digest = ledger.objects.put(exit_info.stderr_path.read_bytes()) if exit_info.stderr_path.exists() else None
     host.append(

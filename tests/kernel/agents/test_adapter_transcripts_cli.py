@@ -228,6 +228,9 @@ def test_a_run_with_the_fake_cli_records_its_transcript_and_exports_its_tool_cal
         assert b"this line is not JSON {" in raw  # the raw stream is kept too
         document = json.loads(book.objects.get(recorded.transcript_digest))
         assert [bad["text"] for bad in document["malformed"]][:1] == ["this line is not JSON {"]
+        times = [m["at"] for m in document["messages"]]  # when each line arrived, in order
+        assert None not in times
+        assert times == sorted(times)
 
     exported = _evoledger("export", "r", "--out", "out", "--config", "messages")
     assert exported.exit_code == 0, exported.output

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
+from evoledger.kernel.agents.log_capture import TIMES_SUFFIX, CappedLog
 from evoledger.kernel.agents.transcript_model import KEPT_MALFORMED_LINES, MALFORMED_TEXT_CHARS
 from evoledger.kernel.agents.transcripts import TRANSCRIPT_FORMATS, parse_transcript
 from hypothesis import given, settings
@@ -136,3 +138,24 @@ def test_a_line_timestamp_is_kept_on_its_message(field: str) -> None:
     data = _lines({"role": "assistant", "content": "a", field: "2026-01-02T03:04:05Z"})
     (message,) = parse_transcript("kimi-stream-json", data)["messages"]
     assert message["at"] == 1767323045.0
+
+
+def test_each_message_gets_the_time_its_line_arrived_even_past_a_dropped_middle(tmp_path: Path) -> None:
+    ticks = iter(range(1000, 2000))
+    log = CappedLog(head_bytes=100, tail_bytes=100, arrivals=True, clock=lambda: float(next(ticks)))
+    lines = [json.dumps({"role": "assistant", "content": f"m{n:02d}"}).encode() + b"\n" for n in range(12)]
+    for line in lines:  # one chunk per line: line n arrives at 1000 + n
+        log.feed(line)
+    (tmp_path / "stdout.log").write_bytes(log.render())
+    (tmp_path / f"stdout.log{TIMES_SUFFIX}").write_text(json.dumps(log.timing()))
+    document = parse_transcript(
+        "kimi-stream-json", (tmp_path / "stdout.log").read_bytes(), stdout_path=tmp_path / "stdout.log"
+    )
+    timed = {m["content"]: m["at"] for m in document["messages"] if m["role"] == "assistant"}
+    assert {"m00", "m11"} <= set(timed)  # from the head and from the tail
+    assert "m05" not in timed  # the middle was dropped
+    assert all(timed[f"m{n:02d}"] == 1000 + n for n in range(12) if f"m{n:02d}" in timed)
+    assert [m for m in document["messages"] if m["role"] == "system"]  # and the note says so
+    (tmp_path / f"stdout.log{TIMES_SUFFIX}").write_text("[not a timing")  # unreadable: no times, no error
+    again = parse_transcript("kimi-stream-json", log.render(), stdout_path=tmp_path / "stdout.log")
+    assert {m["at"] for m in again["messages"]} == {None}
