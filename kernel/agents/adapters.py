@@ -168,7 +168,9 @@ class ClaudeCodeAgent:
     state_paths: tuple[str, ...] = ("$CLAUDE_CONFIG_DIR",)
     home_variable: ClassVar[str] = "CLAUDE_CONFIG_DIR"
     transcript: ClassVar[str] = "claude-stream-json"
-    auth: ClassVar[str] = "set ANTHROPIC_API_KEY (with --bare, Claude Code reads no OAuth login or keychain)"
+    auth: ClassVar[str] = (
+        "set ANTHROPIC_API_KEY (with --bare, Claude Code reads no OAuth login, keychain or CLAUDE_CODE_OAUTH_TOKEN)"
+    )
 
     def __post_init__(self) -> None:
         _check_options(self.name, self.executable, self.effort, self.home)

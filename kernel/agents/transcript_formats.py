@@ -181,8 +181,9 @@ def feed_codex_line(builder: TranscriptBuilder, record: dict[str, Any]) -> bool:
 
 
 def _codex_item(builder: TranscriptBuilder, item: dict[str, Any]) -> None:
-    kind, call_id = item.get("type"), str(item.get("id", ""))
-    if kind == "agent_message":
+    kind = item.get("type", item.get("item_type"))  # item_type, assistant_message: the earliest --json shape
+    call_id = str(item.get("id", ""))
+    if kind in ("agent_message", "assistant_message"):
         builder.assistant(_text(item.get("text")), [], "")
     elif kind == "reasoning":
         builder.assistant("", [], _text(item.get("text")))

@@ -159,3 +159,9 @@ def test_each_message_gets_the_time_its_line_arrived_even_past_a_dropped_middle(
     (tmp_path / f"stdout.log{TIMES_SUFFIX}").write_text("[not a timing")  # unreadable: no times, no error
     again = parse_transcript("kimi-stream-json", log.render(), stdout_path=tmp_path / "stdout.log")
     assert {m["at"] for m in again["messages"]} == {None}
+
+
+def test_codex_items_of_the_earlier_json_shape_are_read_too() -> None:
+    data = _lines({"type": "item.completed", "item": {"id": "i", "item_type": "assistant_message", "text": "hello"}})
+    (message,) = parse_transcript("codex-json", data)["messages"]
+    assert message["content"] == "hello"
