@@ -11,6 +11,7 @@ import click
 import pytest
 from click.testing import CliRunner
 from evoledger.kernel.cli import cli
+from evoledger.kernel.cli.agent_options import AGENT_OPTION_FIELDS, AGENT_OPTION_KEYS
 from evoledger.kernel.cli.evaluate_command import evaluate_command
 from evoledger.kernel.cli.run_command import run_command
 from evoledger.kernel.evaluation import EvaluationConfig
@@ -40,8 +41,8 @@ def test_every_config_field_has_an_option_with_its_description_default_and_bound
 ) -> None:
     options = _options_by_help(command)
     for path, field in _leaves(model):
-        if path[0] in HANDLED_BY_THE_COMMAND:
-            continue
+        if path[0] in HANDLED_BY_THE_COMMAND or ".".join(path) in AGENT_OPTION_FIELDS:
+            continue  # AGENT_OPTION_FIELDS: set through --agent-option KEY=VALUE
         assert field.description, f"{'.'.join(path)} has no description"
         option = options.get(field.description)
         assert option is not None, f"no option documents {'.'.join(path)}"
@@ -58,8 +59,10 @@ def test_every_config_field_has_an_option_with_its_description_default_and_bound
 def test_run_help_documents_every_option_and_its_bounds() -> None:
     text = " ".join(CliRunner().invoke(cli, ["run", "--help"], terminal_width=200).output.split())
     for path, field in _leaves(RunConfig):
-        if path[0] not in HANDLED_BY_THE_COMMAND:
+        if path[0] not in HANDLED_BY_THE_COMMAND and ".".join(path) not in AGENT_OPTION_FIELDS:
             assert " ".join((field.description or "").split()) in text, path
+    for key in AGENT_OPTION_KEYS:
+        assert key in text.partition("--agent-option")[2], key
     for flag in ("--max-candidates", "--act-timeout", "--agent-arg", "--agent-timeout", "--finish-grace"):
         assert flag in text  # the names the README and earlier releases use
     assert "[default: 100; 1<=x<=10000000]" in text  # --episode-budget, from Field(ge=1, le=10_000_000)
