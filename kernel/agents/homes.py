@@ -65,7 +65,8 @@ class AgentHome:
             if entry.startswith("$"):
                 value = environ.get(entry[1:], "")
             elif entry.startswith("~/"):
-                value = environ.get("HOME", "") and environ.get("HOME", "") + entry[1:]
+                home = environ.get("HOME", "")
+                value = home + entry[1:] if home else ""
             else:
                 value = entry
             if value and Path(value).is_dir() and Path(value).resolve() != self.path.resolve():

@@ -240,9 +240,8 @@ def run(
     >>> run(RunConfig(episode_budget=40), record_to=Path("runs/demo"))  # doctest: +SKIP
     """
     config = config or RunConfig()
-    make_agent(
-        config.agent.name, config.agent.adapter_options()
-    )  # an unknown Agent is refused before anything is created
+    # an unknown Agent, or an option it does not take, is refused before anything is created
+    make_agent(config.agent.name, config.agent.adapter_options())
     # ``auto`` is resolved before run-created records the config: the record says which isolation was used.
     config = config.model_copy(
         update={
