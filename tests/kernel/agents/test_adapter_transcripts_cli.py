@@ -232,6 +232,9 @@ def test_a_run_with_the_fake_cli_records_its_transcript_and_exports_its_tool_cal
         assert None not in times
         assert times == sorted(times)
 
+    verified = _evoledger("ledger", "verify", "r", "--json")  # the audit accepts the new Event where it stands
+    assert verified.exit_code == 0, verified.output
+
     exported = _evoledger("export", "r", "--out", "out", "--config", "messages")
     assert exported.exit_code == 0, exported.output
     (row,) = pq.read_table(root / "out" / "messages" / "train-00000-of-00001.parquet").to_pylist()
