@@ -106,7 +106,7 @@ def test_bad_lines_are_counted_kept_raw_and_cut_and_the_rest_still_parses() -> N
     assert len(many["malformed"]) == KEPT_MALFORMED_LINES
 
 
-@settings(max_examples=150, deadline=None)
+@settings(max_examples=60, deadline=None)
 @given(
     format_name=st.sampled_from(sorted(TRANSCRIPT_FORMATS)),
     records=st.lists(
