@@ -99,7 +99,8 @@ def expand_state_paths(entries: Iterable[str], env: Mapping[str, str]) -> list[P
 
 _PACKAGE_ROOT: Final = Path(__file__).resolve().parents[2]
 """The folder that is the ``evoledger`` package (the Agent's ``evoledger-session`` imports it)."""
-_IMPORT_FOLDER: Final = Path(os.path.abspath(__file__)).parents[3]
+_PACKAGE_FOLDER: Final = Path(os.path.abspath(__file__)).parents[2]
+_IMPORT_FOLDER: Final = _PACKAGE_FOLDER.parent if _PACKAGE_FOLDER.name == "evoledger" else _PACKAGE_ROOT
 """The folder the Host imports ``evoledger`` from (the session launcher puts it on ``sys.path``)."""
 
 
