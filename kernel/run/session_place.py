@@ -89,7 +89,9 @@ def session_place(
     """Create the private folder of one Session (socket path and launcher) and remove it when the block ends."""
     interpreter = python or sys.executable
     if not interpreter:
-        raise ConfigError("the Host's Python interpreter is unknown (sys.executable is empty); run evoledger with python")
+        raise ConfigError(
+            "the Host's Python interpreter is unknown (sys.executable is empty); start evoledger with python"
+        )
     base = _private_base(os.environ if environ is None else environ)
     try:
         private = Path(tempfile.mkdtemp(prefix=_PREFIX, dir=base))  # mode 0700, a fresh name

@@ -82,7 +82,8 @@ def _private_folders() -> set[str]:
 def _ended(record_to: Path) -> RunEnded:
     with Ledger.open(record_to) as ledger:
         ended = [r.event for r in ledger.events(kinds=["run-ended"])]
-    assert len(ended) == 1 and isinstance(ended[0], RunEnded)
+    assert len(ended) == 1
+    assert isinstance(ended[0], RunEnded)
     return ended[0]
 
 
@@ -100,7 +101,8 @@ def test_agent_without_the_venv_on_path_reaches_the_session_from_a_long_run_dire
     done = _run(record_to, _script(root, "agent.sh", AGENT), "--agent-isolation", isolation)
     assert done.returncode == 0, done.stderr + (record_to / "host" / "agent-1" / "stderr.log").read_text()
     found = (record_to / "host" / "agent-1" / "stderr.log").read_text().strip().splitlines()[0]
-    assert found.endswith("/bin/evoledger-session") and not found.startswith(str(record_to))  # the Host's launcher
+    assert found.endswith("/bin/evoledger-session")
+    assert not found.startswith(str(record_to))
     submitted = json.loads((record_to / "workspace" / "analysis" / "submit.json").read_text())
     assert submitted["submission_id"] == "submission-000001"
     feedback = json.loads((record_to / "workspace" / "feedback" / "submission-000001" / "feedback.json").read_text())
@@ -126,11 +128,13 @@ def test_agent_that_cannot_be_executed_ends_the_run_agent_failed(
     record_to = root / "run"
     done = _run(record_to, agent, "--agent-isolation", "local")
     assert done.returncode == 6, done.stderr
-    assert "the Run ended agent_failed" in done.stderr and "could not be started" in done.stderr
+    assert "the Run ended agent_failed" in done.stderr
+    assert "could not be started" in done.stderr
     assert words in done.stderr
     ended = _ended(record_to)
     assert ended.reason == "agent_failed"
-    assert "could not be started" in ended.message and words in ended.message
+    assert "could not be started" in ended.message
+    assert words in ended.message
     with Ledger.open(record_to) as ledger:
         assert not [r for r in ledger.events(kinds=["agent-started"])]  # no half-recorded attempt
     replayed = _replay(record_to)
@@ -142,12 +146,14 @@ def test_agent_that_exits_at_once_with_an_error_records_its_status(root: Path) -
     record_to = root / "run"
     done = _run(record_to, agent, "--agent-isolation", "local")
     assert done.returncode == 6, done.stderr
-    assert "the Agent exited with status 3" in done.stderr and "no API key" in done.stderr
+    assert "the Agent exited with status 3" in done.stderr
+    assert "no API key" in done.stderr
     ended = _ended(record_to)
     assert (ended.reason, ended.message) == ("agent_failed", "the Agent exited with status 3")
     with Ledger.open(record_to) as ledger:
         started = [r.event for r in ledger.events(kinds=["agent-started"])]
-    assert len(started) == 1 and isinstance(started[0], AgentStarted)
+    assert len(started) == 1
+    assert isinstance(started[0], AgentStarted)
     assert _replay(record_to).returncode == 0
 
 
@@ -182,13 +188,16 @@ def _facts(pool_size: int) -> TaskFacts:
 def test_selector_examples_fit_the_pool(pool_size: int) -> None:
     example, _, one = selector_examples(pool_size)
     assert max(parse_selector(example)) < pool_size
-    assert parse_selector(one) == (int(one),) and int(one) < pool_size
+    assert parse_selector(one) == (int(one),)
+    assert int(one) < pool_size
 
 
 def test_task_text_of_a_small_pool_states_the_rules_and_plain_indices() -> None:
     text = render_task_text(_facts(4))
-    assert "0:2,4:8" not in text and "--episodes 0:2,3" in text
-    assert "a plain index `i` (that one Episode)" in text and "`3` selects Episode 3 alone" in text
+    assert "0:2,4:8" not in text
+    assert "--episodes 0:2,3" in text
+    assert "a plain index `i` (that one Episode)" in text
+    assert "`3` selects Episode 3 alone" in text
     rules = text[text.index("## Rules") :]
     for rule in (
         "Do not use the network or any outside knowledge about this Environment",
