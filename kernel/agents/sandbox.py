@@ -8,8 +8,9 @@ secret key, hence every held-out seed), ``../host/`` and the Host's signing key,
   ``needs_network``: the coding-agent CLIs must reach their API); every capability dropped; ``--die-with-parent``;
 - the whole filesystem read-only (``--ro-bind / /``), its own ``/dev`` and ``/proc`` (only the sandbox's processes
   are visible, so no Host pid can be read or signalled), a private ``/tmp`` and ``/dev/shm``;
-- the run directory hidden under an empty tmpfs, then only ``<run>/workspace`` bound back read-write, the control
-  folder (the session socket) and the task file read-only, at the same paths;
+- the run directory hidden under an empty tmpfs, then only ``<run>/workspace`` bound back read-write (but its
+  ``skills/`` guides read-only), the control folder (the session socket) and the task file read-only, at the same
+  paths;
 - the user's evoledger folders (``$EVOLEDGER_HOME``, ``$XDG_CONFIG_HOME/evoledger``, ``~/.config/evoledger``) hidden
   under empty tmpfs and the Host's signing key file (wherever it is) masked by ``/dev/null``;
 - what the Agent is told to run stays reachable under the private ``/tmp``: files named by absolute paths on its
@@ -143,8 +144,9 @@ class AgentSandbox:
     ``readable`` are paths under ``run_root`` bound back read-only (the control folder with the session socket, the
     task file); ``hidden_folders`` are covered by empty tmpfs (the evoledger key folders); ``hidden_files`` are
     masked by ``/dev/null`` (a signing key elsewhere). ``outside_readable`` are folders outside ``run_root`` bound
-    read-only at the same path (the Session's private folder: socket and launcher). ``bwrap`` is the binary; ``None``:
-    the probed one.
+    read-only at the same path (the Session's private folder: socket and launcher); ``read_only`` are folders inside
+    ``workspace`` the Agent may read but not change (the Agent Skills). ``bwrap`` is the binary; ``None``: the probed
+    one.
     """
 
     run_root: Path
@@ -154,6 +156,7 @@ class AgentSandbox:
     hidden_files: tuple[Path, ...] = ()
     bwrap: str | None = None
     outside_readable: tuple[Path, ...] = ()
+    read_only: tuple[Path, ...] = ()
 
     def command(
         self, argv: Sequence[str], *, network: bool, state_paths: Sequence[Path] = (), search_path: str = ""
@@ -189,6 +192,9 @@ class AgentSandbox:
             if folder.is_dir() and not _inside(folder, [root, *hidden]):
                 args += ["--ro-bind", str(folder), str(folder)]
         args += ["--tmpfs", str(root), "--bind", str(workspace), str(workspace)]
+        for path in (_absolute(p) for p in self.read_only):
+            if _inside(path, [workspace]) and path != workspace and path.is_dir():
+                args += ["--ro-bind", str(path), str(path)]
         for path in (_absolute(p) for p in self.readable):
             if _inside(path, [root]) and not _inside(path, [workspace]) and path.exists():
                 args += ["--ro-bind", str(path), str(path)]

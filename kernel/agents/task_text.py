@@ -27,7 +27,8 @@ class TaskFacts:
 
     ``validation_episodes`` is how many private Validation Episodes each Candidate runs (never their seeds);
     ``bulk_retention_bytes`` the bulk-Feedback retention limit (``None``: unlimited); ``resumed`` that this
-    Agent process continues a Run after a restart (the text then says so up front).
+    Agent process continues a Run after a restart (the text then says so up front); ``skills`` the file names of the
+    read-only guides (Agent Skills) placed in ``skills_dir`` (empty: none, and the text does not mention them).
     """
 
     benchmark: BenchmarkSpec
@@ -44,6 +45,8 @@ class TaskFacts:
     analysis_dir: str = "analysis"
     feedback_dir: str = "feedback"
     resumed: bool = False
+    skills: tuple[str, ...] = ()
+    skills_dir: str = "skills"
 
     def __post_init__(self) -> None:
         for name in ("episode_budget", "pool_size", "max_submissions", "max_episodes_per_submission"):
@@ -135,7 +138,14 @@ def render_task_text(facts: TaskFacts) -> str:
         "`policy.py` is the entry point.\n"
         f"- `{ana}/`: yours alone, for notes, scripts, logs and copies of Feedback. The Host never reads, changes "
         "or deletes it.\n"
-        f"- `{fb}/`: read-only, written by the Host: `{fb}/latest.json` is the newest Feedback and "
+        + (
+            f"- `{facts.skills_dir}/`: read-only guides from the Host; read them first: "
+            + ", ".join(f"`{facts.skills_dir}/{name}`" for name in facts.skills)
+            + ". Never submit them as part of a Program.\n"
+            if facts.skills
+            else ""
+        )
+        + f"- `{fb}/`: read-only, written by the Host: `{fb}/latest.json` is the newest Feedback and "
         f"`{fb}/<submission_id>/feedback.json` (plus any Artifacts next to it) the Feedback of each accepted "
         "submission, with at least `submission_id`, `score`, `content`, `episodes`, `budget_used` and "
         "`budget_left`. Feedback already present when you start (for example after a Host restart) belongs to "

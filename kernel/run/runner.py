@@ -9,11 +9,12 @@ from pathlib import Path
 from typing import Literal
 
 from evoledger.kernel.agents import AgentSupervisor, AgentTask, make_agent
+from evoledger.kernel.agents.agent_skills import SKILLS_DIR, place_skills, skills_for, skills_object
 from evoledger.kernel.agents.sandbox import AgentSandbox, evoledger_key_folders, resolve_agent_isolation
 from evoledger.kernel.authoring import Benchmark
 from evoledger.kernel.authoring.keyed_seeds import keyed_seed
 from evoledger.kernel.execution import LocalExecutor, resolve_isolation
-from evoledger.kernel.registry import BenchmarkRegistry
+from evoledger.kernel.registry import BenchmarkRegistry, default_registry
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.judging import OnJudged, judge_run
 from evoledger.kernel.run.layout import RunLayout, write_report
@@ -23,7 +24,7 @@ from evoledger.kernel.run.session_place import SessionPlace, session_place
 from evoledger.kernel.run.setup import RunPlan, create_run, recorded_run_key
 from evoledger.kernel.run.task import task_text_for
 from evoledger.kernel.session import SOCKET_ENV, WORKSPACE_ENV, SessionServer
-from evoledger.ledger.errors import ConfigError
+from evoledger.ledger.errors import ConfigError, EvoLedgerError
 from evoledger.ledger.events import RunEnded, RunEndReason
 from evoledger.ledger.signing_keys import SigningKey
 from evoledger.ledger.store import Ledger
@@ -165,8 +166,10 @@ def _agent_session(
     host, config, layout = live.host, live.config, live.layout
     attempt = host.state.agent_attempts + 1
     coding_agent = make_agent(config.agent.name)
+    skills = skills_for(_family(config))
+    place_skills(layout.workspace, skills)  # afresh for every attempt: whatever the Agent did to them is undone
     task = AgentTask(
-        task_text=task_text_for(live.benchmark, config, resumed=attempt > 1),
+        task_text=task_text_for(live.benchmark, config, resumed=attempt > 1, skills=tuple(skills)),
         workspace=layout.workspace,
         model=config.agent.model,
         extra_args=config.agent.args,
@@ -205,6 +208,7 @@ def _agent_session(
                     attempt=attempt,
                     grace_seconds=config.finish_grace_seconds,
                     on_tick=tick,
+                    skills=skills_object(skills),
                 )
             except AgentStartFailed as exc:
                 return f"the Agent could not be started: {exc}"
@@ -212,7 +216,16 @@ def _agent_session(
                 # Whatever ended the Session (including a Host error): the Agent's authority ends with it.
                 if supervisor.pid is not None:
                     supervisor.stop(grace_seconds=1.0)
+                place_skills(layout.workspace, skills)  # as recorded, whatever an unsandboxed root Agent did
     return describe_failure(outcome) if outcome.reason == "agent_failed" else None
+
+
+def _family(config: RunConfig) -> str | None:
+    """The family of the Run's Benchmark (``classic-control`` for ``cartpole``), ``None`` when it has no entry."""
+    try:
+        return default_registry().entry(config.benchmark.name).family
+    except EvoLedgerError:
+        return None
 
 
 def _agent_sandbox(
@@ -229,6 +242,7 @@ def _agent_sandbox(
         hidden_folders=tuple(evoledger_key_folders()),
         hidden_files=() if key_file is None else (key_file,),
         outside_readable=(place.private,),
+        read_only=(layout.workspace / SKILLS_DIR,),
     )
 
 

@@ -95,9 +95,15 @@ def drive_session(
     grace_seconds: float,
     on_tick: Callable[[], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    skills: bytes | None = None,
 ) -> AgentOutcome:
-    """Start the Agent, serve its requests until authority ends, and record the Agent's start and exit."""
+    """Start the Agent, serve its requests until authority ends, and record the Agent's start and exit.
+
+    ``skills`` is the Object of the Agent Skills placed in the workspace (``kernel.agents.agent_skills``), recorded
+    with the task text in ``agent-started``.
+    """
     task_digest = ledger.objects.put(supervisor.task.task_text.encode("utf-8"))
+    skills_digest = None if skills is None else ledger.objects.put(skills)
     try:
         pid = supervisor.start()
     except (ConfigError, InfraError) as exc:  # not installed, not executable, not a program, no sandbox
@@ -110,6 +116,7 @@ def drive_session(
                 pid=pid,
                 attempt=attempt,
                 task_digest=task_digest,
+                skills_digest=skills_digest,
             )
         ]
     )

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -17,9 +18,18 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from evoledger.kernel.agents.agent_skills import (
+    GENERAL_SKILL,
+    SKILLS_DIR,
+    SKILLS_VERSION,
+    skill_families,
+    skills_for,
+    skills_object,
+)
 from evoledger.kernel.agents.task_text import TaskFacts, render_task_text, selector_examples
 from evoledger.kernel.authoring import BenchmarkSpec, parameters_digest
 from evoledger.kernel.execution.isolation import probe_bwrap
+from evoledger.kernel.registry import default_registry
 from evoledger.kernel.session.selectors import parse_selector
 from evoledger.ledger.events import AgentStarted, RunEnded
 from evoledger.ledger.store import Ledger
@@ -206,3 +216,56 @@ def test_task_text_of_a_small_pool_states_the_rules_and_plain_indices() -> None:
         "Do not exit before `evoledger-session finish` has been accepted",
     ):
         assert rule in rules
+
+
+# An Agent that reads its guides, tries to change one and to submit them, then submits its Program.
+SKILLS_AGENT = """#!/bin/sh
+cat skills/README.md > analysis/seen-readme.md
+if echo changed >> skills/README.md 2>/dev/null; then echo wrote > analysis/write.txt; fi
+evoledger-session submit . --episodes 0 2> analysis/submit-dot.json
+evoledger-session submit program --episodes 0 > analysis/submit.json || exit 42
+evoledger-session finish submission-000001 > analysis/finish.json || exit 43
+"""
+
+
+def test_every_benchmark_family_has_a_guide() -> None:
+    assert skill_families() == default_registry().families()
+    for family in skill_families():
+        guides = skills_for(family)
+        assert sorted(guides) == sorted([GENERAL_SKILL, f"{family}.md"])
+        assert all(text.startswith("# ") for text in guides.values())
+    assert sorted(skills_for("no-such-family")) == [GENERAL_SKILL]
+
+
+@pytest.mark.parametrize("isolation", _agent_isolations())
+def test_skills_are_placed_read_only_recorded_and_never_part_of_a_program(root: Path, isolation: str) -> None:
+    record_to = root / "run"
+    done = _run(record_to, _script(root, "skills.sh", SKILLS_AGENT), "--agent-isolation", isolation)
+    assert done.returncode == 0, done.stderr + (record_to / "host" / "agent-1" / "stderr.log").read_text()
+    workspace = record_to / "workspace"
+    expected = skills_for("toy")
+    placed = {p.name: p.read_text(encoding="utf-8") for p in (workspace / SKILLS_DIR).iterdir()}
+    assert placed == expected
+    assert (workspace / "analysis" / "seen-readme.md").read_text(encoding="utf-8") == expected[GENERAL_SKILL]
+    assert stat.S_IMODE((workspace / SKILLS_DIR).stat().st_mode) == 0o555
+    assert {stat.S_IMODE(p.stat().st_mode) for p in (workspace / SKILLS_DIR).iterdir()} == {0o444}
+    if isolation == "bwrap" or os.geteuid() != 0:  # root ignores file modes; the sandbox's bind does not
+        assert not (workspace / "analysis" / "write.txt").exists()
+    refused = json.loads((workspace / "analysis" / "submit-dot.json").read_text())
+    assert refused["error"]["code"] == "program_invalid"
+    assert "skills/" in refused["error"]["message"]
+    with Ledger.open(record_to) as ledger:
+        started = [r.event for r in ledger.events(kinds=["agent-started"])]
+        snapshots = [r.event for r in ledger.events(kinds=["program-snapshotted"])]
+        assert isinstance(started[0], AgentStarted)
+        assert started[0].skills_digest is not None
+        assert ledger.objects.get(started[0].skills_digest) == skills_object(expected)
+        assert started[0].task_digest is not None
+        task = ledger.objects.get(started[0].task_digest).decode("utf-8")
+    recorded = json.loads(skills_object(expected))
+    assert recorded["version"] == SKILLS_VERSION
+    assert "`skills/README.md`, `skills/toy.md`" in task
+    assert snapshots
+    assert not [path for s in snapshots for path in getattr(s, "files", {}) if path.startswith(SKILLS_DIR)]
+    replayed = _replay(record_to)
+    assert replayed.returncode == 0, replayed.stdout + replayed.stderr
