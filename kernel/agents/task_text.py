@@ -172,8 +172,8 @@ def render_task_text(facts: TaskFacts) -> str:
         "## Episode pool and selectors\n"
         f"The pool has {facts.pool_size} Episodes, indices 0 to {last}. Each index stands for one hidden Episode "
         "(scenario and seed are owned by the Host; you only ever see indices). A selector is a comma-separated "
-        "list of parts; each part is a plain index `i` (that one Episode) or a half-open range `start:stop` "
-        f"selecting `start` up to `stop - 1`. For example `{example}` selects {example_words}, and `{one}` "
+        "list of parts: plain indices `i` (that one Episode) and half-open ranges `start:stop` selecting "
+        f"`start` up to `stop - 1`. For example `{example}` selects {example_words}, and `{one}` "
         f"selects Episode {one} alone. Parts must be strictly increasing: in ascending order, never overlapping, "
         f"all within 0 to {last}.",
         "## Budget and limits\n"

@@ -42,7 +42,7 @@ EXIT_CODES_HELP: Final = (
 )
 
 _REASONS: Final = {
-    "agent_failed": "the Agent could not start, or exited with an error, before it finished",
+    "agent_failed": "the Agent exited with an error (or could not start) before it finished",
     "agent_timeout": "the Agent was stopped after --agent-timeout seconds, before it finished",
     "agent_exited": "the Agent exited without finishing (it named no Candidates)",
     "budget_exhausted": "the Agent spent the whole Episode budget without finishing",

@@ -206,7 +206,7 @@ def test_task_text_of_a_small_pool_states_the_rules_and_plain_indices() -> None:
     text = render_task_text(_facts(4))
     assert "0:2,4:8" not in text
     assert "--episodes 0:2,3" in text
-    assert "a plain index `i` (that one Episode)" in text
+    assert "plain indices `i` (that one Episode)" in text
     assert "`3` selects Episode 3 alone" in text
     rules = text[text.index("## Rules") :]
     for rule in (
