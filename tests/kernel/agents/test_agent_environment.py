@@ -14,6 +14,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import tomllib
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -269,3 +270,11 @@ def test_skills_are_placed_read_only_recorded_and_never_part_of_a_program(root: 
     assert not [path for s in snapshots for path in getattr(s, "files", {}) if path.startswith(SKILLS_DIR)]
     replayed = _replay(record_to)
     assert replayed.returncode == 0, replayed.stdout + replayed.stderr
+
+
+def test_the_guides_ship_as_package_data() -> None:
+    repo = Path(__file__).resolve().parents[3]
+    config = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))
+    patterns = config["tool"]["setuptools"]["package-data"]["evoledger.kernel.agents"]
+    shipped = {p.name for pattern in patterns for p in (repo / "kernel" / "agents").glob(pattern)}
+    assert shipped == {GENERAL_SKILL, *(f"{family}.md" for family in skill_families())}
