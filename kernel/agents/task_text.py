@@ -102,6 +102,7 @@ def render_task_text(facts: TaskFacts) -> str:
     prog, ana, fb = facts.program_dir, facts.analysis_dir, facts.feedback_dir
     last = facts.pool_size - 1
     example, example_words, one = selector_examples(facts.pool_size)
+    finish_example = " ".join(f"submission-{n:06d}" for n in range(2, 2 + min(2, facts.max_candidates)))
     if facts.finish_budget_policy == "allow_early":
         finish_rule = "Finish policy `allow_early`: you may finish at any time; unspent budget is simply left unused."
     else:
@@ -154,7 +155,7 @@ def render_task_text(facts: TaskFacts) -> str:
         f"Use the `{cmd}` command; do not create, import or step the Environment (or a copy of it) yourself.\n"
         f"- `{cmd} submit {prog} --episodes {example}` submits the current Program on the selected pool "
         "Episodes and prints JSON with `submission_id` and `score` when the Episodes have run.\n"
-        f"- `{cmd} finish submission-000002 submission-000003` ends your experimenting and names your "
+        f"- `{cmd} finish {finish_example}` ends your experimenting and names your "
         "Candidates, best first.\n"
         f"- `{cmd} status` prints JSON with the budget left, submissions left, the pool size and the limits.\n"
         "Every reply is JSON. Exit status 0 means accepted; 1 means the Host refused (JSON on stderr: "

@@ -209,6 +209,7 @@ def test_task_text_of_a_small_pool_states_the_rules_and_plain_indices() -> None:
     assert "--episodes 0:2,3" in text
     assert "plain indices `i` (that one Episode)" in text
     assert "`3` selects Episode 3 alone" in text
+    assert "`evoledger-session finish submission-000002` ends" in text  # one Candidate allowed: one id shown
     rules = text[text.index("## Rules") :]
     for rule in (
         "Do not use the network or any outside knowledge about this Environment",
