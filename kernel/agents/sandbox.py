@@ -8,12 +8,16 @@ secret key, hence every held-out seed), ``../host/`` and the Host's signing key,
   ``needs_network``: the coding-agent CLIs must reach their API); every capability dropped; ``--die-with-parent``;
 - the whole filesystem read-only (``--ro-bind / /``), its own ``/dev`` and ``/proc`` (only the sandbox's processes
   are visible, so no Host pid can be read or signalled), a private ``/tmp`` and ``/dev/shm``;
-- the run directory hidden under an empty tmpfs, then only ``<run>/workspace`` bound back read-write, the control
-  folder (the session socket) and the task file read-only, at the same paths;
+- the run directory hidden under an empty tmpfs, then only ``<run>/workspace`` bound back read-write (but its
+  ``skills/`` guides read-only), the control folder (the session socket) and the task file read-only, at the same
+  paths;
 - the user's evoledger folders (``$EVOLEDGER_HOME``, ``$XDG_CONFIG_HOME/evoledger``, ``~/.config/evoledger``) hidden
   under empty tmpfs and the Host's signing key file (wherever it is) masked by ``/dev/null``;
 - what the Agent is told to run stays reachable under the private ``/tmp``: files named by absolute paths on its
-  command line (a ``command:python3 /tmp/agent.py`` script, not its folder) and the folders of its ``PATH``, read-only;
+  command line (a ``command:python3 /tmp/agent.py`` script, not its folder), the folders of its ``PATH`` and the
+  Host's interpreter, read-only;
+- the Session's private folder outside the run directory (the socket of a long run directory and the
+  ``evoledger-session`` launcher: ``kernel.run.session_place``), read-only at the same path;
 - the adapter's declared ``state_paths`` (a CLI's own configuration and session folder) bound read-write if they
   exist, so a coding-agent CLI can keep its login and history.
 
@@ -31,6 +35,7 @@ says a sandbox runs here, else to ``local`` with the reason (:func:`resolve_agen
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -95,6 +100,9 @@ def expand_state_paths(entries: Iterable[str], env: Mapping[str, str]) -> list[P
 
 _PACKAGE_ROOT: Final = Path(__file__).resolve().parents[2]
 """The folder that is the ``evoledger`` package (the Agent's ``evoledger-session`` imports it)."""
+_PACKAGE_FOLDER: Final = Path(os.path.abspath(__file__)).parents[2]
+_IMPORT_FOLDER: Final = _PACKAGE_FOLDER.parent if _PACKAGE_FOLDER.name == "evoledger" else _PACKAGE_ROOT
+"""The folder the Host imports ``evoledger`` from (the session launcher puts it on ``sys.path``)."""
 
 
 def _reachable_under_tmp(argv: Sequence[str], search_path: str, hidden: list[Path]) -> list[str]:
@@ -108,6 +116,7 @@ def _reachable_under_tmp(argv: Sequence[str], search_path: str, hidden: list[Pat
     wanted += [Path(os.path.abspath(entry)) for entry in search_path.split(os.pathsep) if Path(entry).is_absolute()]
     python_path = os.environ.get("PYTHONPATH", "")
     wanted += [_PACKAGE_ROOT, *(Path(e) for e in python_path.split(os.pathsep) if Path(e).is_absolute())]
+    wanted += [Path(sys.prefix), Path(sys.base_prefix), _IMPORT_FOLDER]  # what the session launcher runs
     binds: list[str] = []
     seen: set[Path] = set()
     for named in wanted:
@@ -134,7 +143,10 @@ class AgentSandbox:
 
     ``readable`` are paths under ``run_root`` bound back read-only (the control folder with the session socket, the
     task file); ``hidden_folders`` are covered by empty tmpfs (the evoledger key folders); ``hidden_files`` are
-    masked by ``/dev/null`` (a signing key elsewhere). ``bwrap`` is the binary; ``None``: the probed one.
+    masked by ``/dev/null`` (a signing key elsewhere). ``outside_readable`` are folders outside ``run_root`` bound
+    read-only at the same path (the Session's private folder: socket and launcher); ``read_only`` are folders inside
+    ``workspace`` the Agent may read but not change (the Agent Skills). ``bwrap`` is the binary; ``None``: the probed
+    one.
     """
 
     run_root: Path
@@ -143,6 +155,8 @@ class AgentSandbox:
     hidden_folders: tuple[Path, ...] = ()
     hidden_files: tuple[Path, ...] = ()
     bwrap: str | None = None
+    outside_readable: tuple[Path, ...] = ()
+    read_only: tuple[Path, ...] = ()
 
     def command(
         self, argv: Sequence[str], *, network: bool, state_paths: Sequence[Path] = (), search_path: str = ""
@@ -174,7 +188,13 @@ class AgentSandbox:
             if file.is_file() and not _inside(file, [root, *hidden]):
                 args += ["--ro-bind", "/dev/null", str(file)]
         args += _reachable_under_tmp(argv, search_path, [root, *hidden])
+        for folder in (_absolute(p) for p in self.outside_readable):
+            if folder.is_dir() and not _inside(folder, [root, *hidden]):
+                args += ["--ro-bind", str(folder), str(folder)]
         args += ["--tmpfs", str(root), "--bind", str(workspace), str(workspace)]
+        for path in (_absolute(p) for p in self.read_only):
+            if _inside(path, [workspace]) and path != workspace and path.is_dir():
+                args += ["--ro-bind", str(path), str(path)]
         for path in (_absolute(p) for p in self.readable):
             if _inside(path, [root]) and not _inside(path, [workspace]) and path.exists():
                 args += ["--ro-bind", str(path), str(path)]

@@ -32,7 +32,7 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Final
@@ -86,8 +86,14 @@ def build_agent_env(
     command: AgentCommand,
     parent_env: Mapping[str, str],
     host_env: Mapping[str, str],
+    *,
+    path_first: Sequence[Path] = (),
 ) -> dict[str, str]:
-    """The Agent's whole environment: allow-listed parent variables, then the adapter's, then the Host's."""
+    """The Agent's whole environment: allow-listed parent variables, then the adapter's, then the Host's.
+
+    ``path_first`` are folders put at the front of ``PATH`` (before whatever the parent or the adapter set; with
+    neither, before :data:`os.defpath`): the Host's ``evoledger-session`` launcher is found before any other.
+    """
     for key in host_env:
         if not key.startswith(HOST_ENV_PREFIX):
             raise ConfigError(
@@ -98,6 +104,9 @@ def build_agent_env(
     env = {key: value for key, value in parent_env.items() if key in allowed}
     env.update(command.env)
     env.update(host_env)
+    if path_first:
+        rest = env.get("PATH") or os.defpath
+        env["PATH"] = os.pathsep.join([*(str(folder) for folder in path_first), rest])
     return env
 
 
@@ -136,7 +145,8 @@ class AgentSupervisor:
 
     ``log_dir`` receives ``stdout.log``, ``stderr.log`` (the Host stores them as Objects), ``stdin.bin`` when the
     adapter sends stdin, and ``task.md`` when ``task.task_file`` is not set. ``parent_env`` defaults to
-    ``os.environ``; ``host_env`` holds the ``EVOLEDGER_*`` variables (session socket, workspace, ...).
+    ``os.environ``; ``host_env`` holds the ``EVOLEDGER_*`` variables (session socket, workspace, ...);
+    ``path_first`` folders go first on the Agent's ``PATH`` (the Host's ``evoledger-session`` launcher).
     ``clock`` is a monotonic seconds counter; ``kill_grace`` the seconds between SIGTERM and SIGKILL on timeout
     and when ending orphans. With ``reap_orphans`` (the default) the processes an Agent leaves behind in its group
     are ended as soon as the Agent's own process exits, so no background job keeps running (or keeps calling the
@@ -159,6 +169,7 @@ class AgentSupervisor:
         reap_orphans: bool = True,
         marker: str | None = None,
         sandbox: AgentSandbox | None = None,
+        path_first: Sequence[Path] = (),
     ) -> None:
         if kill_grace < 0:
             raise ConfigError(f"kill_grace must be >= 0 seconds, got {kill_grace!r}")
@@ -186,7 +197,9 @@ class AgentSupervisor:
         self._timed_out = False
         self._stopped = False
         self.command: AgentCommand = agent.command(task)
-        self.env: dict[str, str] = build_agent_env(agent, self.command, self._parent_env, self._host_env)
+        self.env: dict[str, str] = build_agent_env(
+            agent, self.command, self._parent_env, self._host_env, path_first=path_first
+        )
         self._sandbox = sandbox
         self.argv: list[str] = list(self.command.argv)
         """What is started: the adapter's argv, or (from :meth:`start` on) ``bwrap ... -- argv`` with a sandbox."""

@@ -27,7 +27,8 @@ class TaskFacts:
 
     ``validation_episodes`` is how many private Validation Episodes each Candidate runs (never their seeds);
     ``bulk_retention_bytes`` the bulk-Feedback retention limit (``None``: unlimited); ``resumed`` that this
-    Agent process continues a Run after a restart (the text then says so up front).
+    Agent process continues a Run after a restart (the text then says so up front); ``skills`` the file names of the
+    read-only guides (Agent Skills) placed in ``skills_dir`` (empty: none, and the text does not mention them).
     """
 
     benchmark: BenchmarkSpec
@@ -44,6 +45,8 @@ class TaskFacts:
     analysis_dir: str = "analysis"
     feedback_dir: str = "feedback"
     resumed: bool = False
+    skills: tuple[str, ...] = ()
+    skills_dir: str = "skills"
 
     def __post_init__(self) -> None:
         for name in ("episode_budget", "pool_size", "max_submissions", "max_episodes_per_submission"):
@@ -76,12 +79,30 @@ def _bytes(n: int) -> str:
     return f"{n} bytes ({n / 2**20:.1f} MiB)" if n >= 2**20 else f"{n} bytes"
 
 
+def selector_examples(pool_size: int) -> tuple[str, str, str]:
+    """A selector that fits a pool of ``pool_size`` Episodes, the indices it selects (in words), and one index.
+
+    ``0:2,4:8`` for pools of 8 or more; smaller pools get a smaller example (``0:2,3`` for 4 Episodes), never an
+    index outside the pool.
+    """
+    last = pool_size - 1
+    if pool_size >= 8:
+        return "0:2,4:8", "0, 1, 4, 5, 6 and 7", str(min(9, last))
+    if pool_size >= 4:
+        return f"0:2,{last}", f"0, 1 and {last}", str(last)
+    if pool_size >= 2:
+        return f"0:{pool_size}", ", ".join(str(i) for i in range(last)) + f" and {last}", str(last)
+    return "0:1", "0", "0"
+
+
 def render_task_text(facts: TaskFacts) -> str:
     """The complete task text for ``facts``, as Markdown."""
     spec = facts.benchmark
     cmd = facts.session_command
     prog, ana, fb = facts.program_dir, facts.analysis_dir, facts.feedback_dir
     last = facts.pool_size - 1
+    example, example_words, one = selector_examples(facts.pool_size)
+    finish_example = " ".join(f"submission-{n:06d}" for n in range(2, 2 + min(2, facts.max_candidates)))
     if facts.finish_budget_policy == "allow_early":
         finish_rule = "Finish policy `allow_early`: you may finish at any time; unspent budget is simply left unused."
     else:
@@ -118,27 +139,44 @@ def render_task_text(facts: TaskFacts) -> str:
         "`policy.py` is the entry point.\n"
         f"- `{ana}/`: yours alone, for notes, scripts, logs and copies of Feedback. The Host never reads, changes "
         "or deletes it.\n"
-        f"- `{fb}/`: read-only, written by the Host: `{fb}/latest.json` is the newest Feedback and "
+        + (
+            f"- `{facts.skills_dir}/`: read-only guides from the Host; read them first: "
+            + ", ".join(f"`{facts.skills_dir}/{name}`" for name in facts.skills)
+            + ". Never submit them as part of a Program.\n"
+            if facts.skills
+            else ""
+        )
+        + f"- `{fb}/`: read-only, written by the Host: `{fb}/latest.json` is the newest Feedback and "
         f"`{fb}/<submission_id>/feedback.json` (plus any Artifacts next to it) the Feedback of each accepted "
         "submission, with at least `submission_id`, `score`, `content`, `episodes`, `budget_used` and "
         "`budget_left`. Feedback already present when you start (for example after a Host restart) belongs to "
         "your own earlier submissions in this Run: read it before you submit again.",
         "## The only way to touch the Environment\n"
         f"Use the `{cmd}` command; do not create, import or step the Environment (or a copy of it) yourself.\n"
-        f"- `{cmd} submit {prog} --episodes 0:2,4:8` submits the current Program on the selected pool "
+        f"- `{cmd} submit {prog} --episodes {example}` submits the current Program on the selected pool "
         "Episodes and prints JSON with `submission_id` and `score` when the Episodes have run.\n"
-        f"- `{cmd} finish submission-000002 submission-000003` ends your experimenting and names your "
+        f"- `{cmd} finish {finish_example}` ends your experimenting and names your "
         "Candidates, best first.\n"
         f"- `{cmd} status` prints JSON with the budget left, submissions left, the pool size and the limits.\n"
         "Every reply is JSON. Exit status 0 means accepted; 1 means the Host refused (JSON on stderr: "
         '`{"error": {"code", "message", "retryable"}}`; retry only when `retryable` is true); 2 means the '
         "command line itself was wrong.",
+        "## Rules\n"
+        "- Do not use the network or any outside knowledge about this Environment: no searching the web, no "
+        "reading its source code or published solutions, no pretrained agents for it. Learn about it only from "
+        "this text, the guides in the workspace and the Feedback of your own submissions.\n"
+        f"- Reach the Environment only through `{cmd}`; never create, import or step it (or a copy) yourself.\n"
+        f"- Run one `{cmd}` command at a time and wait for its reply before the next; never run them in parallel "
+        "or in the background.\n"
+        f"- Do not exit before `{cmd} finish` has been accepted: exiting without finishing ends the Run without "
+        "the Candidates you would have chosen.",
         "## Episode pool and selectors\n"
         f"The pool has {facts.pool_size} Episodes, indices 0 to {last}. Each index stands for one hidden Episode "
         "(scenario and seed are owned by the Host; you only ever see indices). A selector is a comma-separated "
-        "list of half-open ranges `start:stop` selecting `start` up to `stop - 1`, for example `0:2,4:8` selects "
-        "0, 1, 4, 5, 6 and 7. Indices must be strictly increasing: ranges in ascending order, never overlapping, "
-        f"all within 0 to {last}. One index `i` is written `i:i+1`.",
+        "list of parts: plain indices `i` (that one Episode) and half-open ranges `start:stop` selecting "
+        f"`start` up to `stop - 1`. For example `{example}` selects {example_words}, and `{one}` "
+        f"selects Episode {one} alone. Parts must be strictly increasing: in ascending order, never overlapping, "
+        f"all within 0 to {last}.",
         "## Budget and limits\n"
         f"- Episode budget: {facts.episode_budget} units. Each selected index costs one unit every time it is "
         "used. Reusing an index replays the same hidden Episode with a fresh Environment and Policy runtime, "

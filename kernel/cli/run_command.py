@@ -127,10 +127,10 @@ def run_command(
                 on_judged=counter(progress, console),
             )
     if as_json:
-        echo_json(result.model_dump(mode="json"))
+        echo_json({**result.model_dump(mode="json"), "message": result.message})
     else:
         print_summary(result, Console())
-    exit_for_run(result.run_dir, result.reason, result.selected, Console(stderr=True))
+    exit_for_run(result.run_dir, result.reason, result.selected, Console(stderr=True), result.message)
 
 
 def _fresh_dir(parent: Path, stem: str) -> Path:

@@ -42,7 +42,7 @@ EXIT_CODES_HELP: Final = (
 )
 
 _REASONS: Final = {
-    "agent_failed": "the Agent exited with an error before it finished",
+    "agent_failed": "the Agent exited with an error (or could not start) before it finished",
     "agent_timeout": "the Agent was stopped after --agent-timeout seconds, before it finished",
     "agent_exited": "the Agent exited without finishing (it named no Candidates)",
     "budget_exhausted": "the Agent spent the whole Episode budget without finishing",
@@ -114,12 +114,17 @@ def agent_log_tail(run_dir: Path, lines: int = 15) -> dict[str, list[str]]:
     return tails
 
 
-def exit_for_run(run_dir: Path, reason: str, selected: str | None, console: Console) -> None:
-    """Return for a Run that finished with a selected Candidate; else explain on ``console`` and exit non-zero."""
+def exit_for_run(run_dir: Path, reason: str, selected: str | None, console: Console, message: str = "") -> None:
+    """Return for a Run that finished with a selected Candidate; else explain on ``console`` and exit non-zero.
+
+    ``message`` is what the terminal Event recorded beyond its reason (e.g. why the Agent could not be started).
+    """
     if reason == "finished" and selected is not None:
         return
     why = _REASONS.get(reason, "the Run ended early")
     console.print(f"error: the Run ended {printable(reason)}: {why}.", highlight=False, markup=False, soft_wrap=True)
+    if message:
+        console.print(f"  {printable(message)}", highlight=False, markup=False, soft_wrap=True)
     for name, lines in agent_log_tail(run_dir).items():
         console.print(f"last lines of {name}:", highlight=False, markup=False, soft_wrap=True)
         for line in lines:

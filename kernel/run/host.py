@@ -18,6 +18,7 @@ import contextlib
 from collections.abc import Sequence
 from typing import Any, Final
 
+from evoledger.kernel.agents.agent_skills import SKILLS_DIR
 from evoledger.kernel.authoring import Benchmark
 from evoledger.kernel.execution import EpisodeTask, Executor
 from evoledger.kernel.planning import PlannedEpisode
@@ -223,6 +224,14 @@ class RunHost:
         if not candidate.is_relative_to(workspace):
             raise self._reject_submission(
                 "program_invalid", f"{path} is outside the workspace; submit e.g. 'program'", request
+            )
+        skills = workspace / SKILLS_DIR
+        if skills.is_relative_to(candidate) or candidate.is_relative_to(skills):
+            raise self._reject_submission(
+                "program_invalid",
+                f"{path} holds the read-only guides of {SKILLS_DIR}/, which are never part of a Program; "
+                "submit e.g. 'program'",
+                request,
             )
         try:
             candidate.is_dir()  # ENAMETOOLONG (a name over 255 bytes) and the like surface here

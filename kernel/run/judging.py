@@ -275,10 +275,12 @@ def _validate(live: LiveRun, candidates: tuple[str, ...], on_judged: OnJudged | 
     return results
 
 
-def judge_run(live: LiveRun, *, on_judged: OnJudged | None = None) -> None:
+def judge_run(live: LiveRun, *, on_judged: OnJudged | None = None, agent_failure: str | None = None) -> None:
     """Validate, select and assess (whatever the log does not hold yet), then append ``run-ended``.
 
     ``on_judged(phase, done, total)`` reports each private Episode that ends (see the module docstring).
+    ``agent_failure`` says why the Agent's last attempt failed (it could not be started, or it exited with an
+    error): unless the Agent finished, the Run then ends ``agent_failed`` and ``run-ended`` records the words.
     """
     host, ledger, config, benchmark, plan = live.host, live.ledger, live.config, live.benchmark, live.plan
     state = host.state
@@ -288,6 +290,9 @@ def judge_run(live: LiveRun, *, on_judged: OnJudged | None = None) -> None:
     candidates, fallback = candidates_for_judging(state, config, direction)
     reason = _end_reason(state)
     message = "best_public fallback selected the Candidate" if fallback else ""
+    if agent_failure is not None and not state.finished:
+        reason = "agent_failed"
+        message = "; ".join(part for part in (agent_failure[:3000], message) if part)
     if candidates:
         try:
             if config.validation.episodes:

@@ -9,20 +9,23 @@ from pathlib import Path
 from typing import Literal
 
 from evoledger.kernel.agents import AgentSupervisor, AgentTask, make_agent
+from evoledger.kernel.agents.agent_skills import SKILLS_DIR, place_skills, skills_for, skills_object
 from evoledger.kernel.agents.sandbox import AgentSandbox, evoledger_key_folders, resolve_agent_isolation
 from evoledger.kernel.authoring import Benchmark
 from evoledger.kernel.authoring.keyed_seeds import keyed_seed
 from evoledger.kernel.execution import LocalExecutor, resolve_isolation
-from evoledger.kernel.registry import BenchmarkRegistry
+from evoledger.kernel.registry import BenchmarkRegistry, default_registry
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.judging import OnJudged, judge_run
 from evoledger.kernel.run.layout import RunLayout, write_report
 from evoledger.kernel.run.live import LiveRun
-from evoledger.kernel.run.session_loop import drive_session
+from evoledger.kernel.run.session_loop import AgentStartFailed, describe_failure, drive_session
+from evoledger.kernel.run.session_place import SessionPlace, session_place
 from evoledger.kernel.run.setup import RunPlan, create_run, recorded_run_key
 from evoledger.kernel.run.task import task_text_for
 from evoledger.kernel.session import SOCKET_ENV, WORKSPACE_ENV, SessionServer
-from evoledger.ledger.events import RunEndReason
+from evoledger.ledger.errors import ConfigError, EvoLedgerError
+from evoledger.ledger.events import RunEnded, RunEndReason
 from evoledger.ledger.signing_keys import SigningKey
 from evoledger.ledger.store import Ledger
 from evoledger.projections.run_state import RunState
@@ -73,6 +76,9 @@ class RunResult(BaseModel):
     signer: str | None = None
     """The fingerprint of the key that signs the Run's head (``ledger.sig``); ``None``: unsigned. The Host cannot vouch
     for its own signature: check it with ``evoledger ledger verify RUN --trusted-key <fingerprint>``."""
+    message: str = Field(default="", exclude=True)
+    """What the terminal Event says beyond its reason (why the Agent failed, a fallback selection); ``""``: nothing.
+    Read from ``run-ended`` by :func:`continue_run`; not written to the report (Runs recorded before had none)."""
     validated: bool = Field(default=True, exclude=True)
     """Whether ``validation`` holds Validation scores; ``False``: no Validation was configured and its one row is
     the Candidate's public score. Derived from the recorded configuration, so not written to the report."""
@@ -132,12 +138,16 @@ def continue_run(
         live = LiveRun.open(
             ledger=ledger, layout=layout, config=config, benchmark=benchmark, plan=plan, executor=executor
         )
+        failure = None
         if live.session_open:
             live.complete_in_flight()  # work in flight at a crash (resume)
-            _agent_session(live, on_update, random_bytes, signing_key)
+            failure = _agent_session(live, on_update, random_bytes, signing_key)
             live.host.refresh_feedback(full=True)  # undo anything the Agent did to feedback/ before judging
-        judge_run(live, on_judged=on_judged)
+        judge_run(live, on_judged=on_judged, agent_failure=failure)
+    ended = [r.event for r in ledger.events(kinds=["run-ended"])]
     result = summarize(layout, live.host.state)
+    if ended and isinstance(ended[-1], RunEnded) and ended[-1].message:
+        result = result.model_copy(update={"message": ended[-1].message})
     write_report(layout, (json.dumps(result.model_dump(mode="json"), indent=2, sort_keys=True) + "\n").encode())
     return result
 
@@ -147,53 +157,80 @@ def _agent_session(
     on_update: Callable[[RunState], None] | None,
     random_bytes: Callable[[int], bytes],
     signing_key: SigningKey | None,
-) -> None:
-    """Start the Agent's next attempt and serve its Session until its authority ends; its process group is stopped."""
+) -> str | None:
+    """Start the Agent's next attempt and serve its Session until its authority ends; its process group is stopped.
+
+    Returns why the Agent failed (it could not be started, or it exited with an error), else ``None``. An Agent
+    that could not be started leaves no trace of the attempt but this message, which ``run-ended`` records.
+    """
     host, config, layout = live.host, live.config, live.layout
     attempt = host.state.agent_attempts + 1
     coding_agent = make_agent(config.agent.name, config.agent.adapter_options())
+    skills = skills_for(_family(config))
+    place_skills(layout.workspace, skills)  # afresh for every attempt: whatever the Agent did to them is undone
     task = AgentTask(
-        task_text=task_text_for(live.benchmark, config, resumed=attempt > 1),
+        task_text=task_text_for(live.benchmark, config, resumed=attempt > 1, skills=tuple(skills)),
         workspace=layout.workspace,
         model=config.agent.model,
         extra_args=config.agent.args,
         timeout=config.agent_timeout_seconds,
         task_file=layout.task_file,
     )
-    supervisor = AgentSupervisor(
-        coding_agent,
-        task,
-        log_dir=layout.host / f"agent-{attempt}",
-        marker=f"{WORKSPACE_ENV}={layout.workspace}",  # finds its setsid() children too
-        sandbox=_agent_sandbox(config, layout, signing_key),
-        host_env={
-            SOCKET_ENV: str(layout.socket),
-            WORKSPACE_ENV: str(layout.workspace),
-            "EVOLEDGER_AGENT_SEED": str(_agent_seed(config, live.ledger, layout, random_bytes)),
-            "EVOLEDGER_TASK_FILE": str(layout.task_file),
-        },
-    )
-    layout.socket.unlink(missing_ok=True)
-    with SessionServer(layout.socket) as server:
-        tick = (lambda: on_update(host.state)) if on_update is not None else None
+    agent_seed = _agent_seed(config, live.ledger, layout, random_bytes)
+    with session_place(layout) as place:
         try:
-            drive_session(
-                host=host,
-                server=server,
-                supervisor=supervisor,
-                ledger=live.ledger,
-                agent_name=coding_agent.name,
-                attempt=attempt,
-                grace_seconds=config.finish_grace_seconds,
-                on_tick=tick,
+            supervisor = AgentSupervisor(
+                coding_agent,
+                task,
+                log_dir=layout.host / f"agent-{attempt}",
+                marker=f"{WORKSPACE_ENV}={layout.workspace}",  # finds its setsid() children too
+                sandbox=_agent_sandbox(config, layout, signing_key, place),
+                path_first=(place.bin_dir,),  # the Host's own evoledger-session, activated venv or not
+                host_env={
+                    SOCKET_ENV: str(place.socket),
+                    WORKSPACE_ENV: str(layout.workspace),
+                    "EVOLEDGER_AGENT_SEED": str(agent_seed),
+                    "EVOLEDGER_TASK_FILE": str(layout.task_file),
+                },
             )
-        finally:
-            # Whatever ended the Session (including a Host error): the Agent's authority ends with it.
-            if supervisor.pid is not None:
-                supervisor.stop(grace_seconds=1.0)
+        except ConfigError as exc:  # the adapter cannot build its command, or the sandbox cannot be had
+            return f"the Agent could not be started: {exc}"
+        place.socket.unlink(missing_ok=True)
+        with SessionServer(place.socket) as server:
+            tick = (lambda: on_update(host.state)) if on_update is not None else None
+            try:
+                outcome = drive_session(
+                    host=host,
+                    server=server,
+                    supervisor=supervisor,
+                    ledger=live.ledger,
+                    agent_name=coding_agent.name,
+                    attempt=attempt,
+                    grace_seconds=config.finish_grace_seconds,
+                    on_tick=tick,
+                    skills=skills_object(skills),
+                )
+            except AgentStartFailed as exc:
+                return f"the Agent could not be started: {exc}"
+            finally:
+                # Whatever ended the Session (including a Host error): the Agent's authority ends with it.
+                if supervisor.pid is not None:
+                    supervisor.stop(grace_seconds=1.0)
+                place_skills(layout.workspace, skills)  # as recorded, whatever an unsandboxed root Agent did
+    return describe_failure(outcome) if outcome.reason == "agent_failed" else None
 
 
-def _agent_sandbox(config: RunConfig, layout: RunLayout, signing_key: SigningKey | None) -> AgentSandbox | None:
+def _family(config: RunConfig) -> str | None:
+    """The family of the Run's Benchmark (``classic-control`` for ``cartpole``), ``None`` when it has no entry."""
+    try:
+        return default_registry().entry(config.benchmark.name).family
+    except EvoLedgerError:
+        return None
+
+
+def _agent_sandbox(
+    config: RunConfig, layout: RunLayout, signing_key: SigningKey | None, place: SessionPlace
+) -> AgentSandbox | None:
     """The Agent's bubblewrap sandbox, or ``None`` when it runs as a plain process (``agent_isolation`` local)."""
     if resolve_agent_isolation(config.agent_isolation).isolation != "bwrap":
         return None
@@ -204,6 +241,8 @@ def _agent_sandbox(config: RunConfig, layout: RunLayout, signing_key: SigningKey
         readable=(layout.control, layout.task_file),
         hidden_folders=tuple(evoledger_key_folders()),
         hidden_files=() if key_file is None else (key_file,),
+        outside_readable=(place.private,),
+        read_only=(layout.workspace / SKILLS_DIR,),
     )
 
 

@@ -21,11 +21,11 @@ from evoledger.kernel.agents import AgentExit, AgentSupervisor
 from evoledger.kernel.agents.transcripts import transcript_event
 from evoledger.kernel.run.host import RunHost
 from evoledger.kernel.session import PendingRequest, Rejection, SessionServer
-from evoledger.ledger.errors import EvoLedgerError
+from evoledger.ledger.errors import ConfigError, EvoLedgerError, InfraError
 from evoledger.ledger.events import AgentExited, AgentStarted
 from evoledger.ledger.store import Ledger
 
-__all__ = ["AgentOutcome", "drive_session"]
+__all__ = ["AgentOutcome", "AgentStartFailed", "describe_failure", "drive_session"]
 
 _POLL_SECONDS = 0.05
 
@@ -38,6 +38,18 @@ class AgentOutcome:
 
     reason: str
     exit: AgentExit
+
+
+class AgentStartFailed(EvoLedgerError):
+    """The Agent's process could not be started (its program is missing, not executable or not a program, or its
+    sandbox cannot be built). Nothing of the attempt is recorded; the Run ends ``agent_failed`` with this message."""
+
+
+def describe_failure(outcome: AgentOutcome) -> str:
+    """How a failed Agent ended, in words for the terminal Event (no duration: the record stays deterministic)."""
+    if outcome.exit.signal is not None:
+        return f"the Agent was ended by signal {outcome.exit.signal}"
+    return f"the Agent exited with status {outcome.exit.exit_code}"
 
 
 def _answer(host: RunHost, pending: PendingRequest) -> None:
@@ -84,10 +96,19 @@ def drive_session(
     grace_seconds: float,
     on_tick: Callable[[], None] | None = None,
     clock: Callable[[], float] = time.monotonic,
+    skills: bytes | None = None,
 ) -> AgentOutcome:
-    """Start the Agent, serve its requests until authority ends, and record the Agent's start and exit."""
+    """Start the Agent, serve its requests until authority ends, and record the Agent's start and exit.
+
+    ``skills`` is the Object of the Agent Skills placed in the workspace (``kernel.agents.agent_skills``), recorded
+    with the task text in ``agent-started``.
+    """
     task_digest = ledger.objects.put(supervisor.task.task_text.encode("utf-8"))
-    pid = supervisor.start()
+    skills_digest = None if skills is None else ledger.objects.put(skills)
+    try:
+        pid = supervisor.start()
+    except (ConfigError, InfraError) as exc:  # not installed, not executable, not a program, no sandbox
+        raise AgentStartFailed(str(exc)) from exc
     host.append(
         [
             AgentStarted(
@@ -96,6 +117,7 @@ def drive_session(
                 pid=pid,
                 attempt=attempt,
                 task_digest=task_digest,
+                skills_digest=skills_digest,
             )
         ]
     )

@@ -9,8 +9,13 @@ from evoledger.kernel.run.config import RunConfig
 __all__ = ["task_text_for"]
 
 
-def task_text_for(benchmark: Benchmark, config: RunConfig, *, resumed: bool = False) -> str:
-    """Everything the Agent may rely on, and nothing Host-private (no seeds, no validation data)."""
+def task_text_for(
+    benchmark: Benchmark, config: RunConfig, *, resumed: bool = False, skills: tuple[str, ...] = ()
+) -> str:
+    """Everything the Agent may rely on, and nothing Host-private (no seeds, no validation data).
+
+    ``skills`` names the guides placed in the workspace's ``skills/`` folder (``kernel.agents.agent_skills``).
+    """
     return render_task_text(
         TaskFacts(
             benchmark=benchmark.spec,
@@ -23,5 +28,6 @@ def task_text_for(benchmark: Benchmark, config: RunConfig, *, resumed: bool = Fa
             validation_episodes=config.validation.episodes,
             bulk_retention_bytes=config.bulk_feedback_retention_bytes,
             resumed=resumed,
+            skills=skills,
         )
     )

@@ -25,6 +25,8 @@ class AgentStarted(EventBase):
     attempt: Positive = 1
     task_digest: ObjectDigest | None = None
     """The task text the Agent was given (an Object), so exports can replay the conversation."""
+    skills_digest: ObjectDigest | None = None
+    """The Agent Skills placed in its workspace (an Object: the guides' version and text); ``None``: none."""
 
     @model_validator(mode="after")
     def _check_command(self) -> Self:
