@@ -286,10 +286,6 @@ class Survivor:
                 self.explore_left -= 1
                 return self.explore
             self.explore_left = 0
-        self.plan: list[int] = []
-        self.sheltered = False
-        self.exit_move = 0
-        self.daylight = 1.0
         return NOOP
 
 
