@@ -46,17 +46,15 @@ from evoledger.benchmarks._shipped import PROGRAMS_DIR
 from evoledger.benchmarks.crafter_env import ACHIEVEMENTS, ACTIONS, AGE_BANDS, DEATH_CAUSES, GYMNASIUM_ID
 from evoledger.benchmarks.crafter_survival import SURVIVAL_THRESHOLDS, survival_score
 from evoledger.benchmarks.feedback_summary import SCORE_DIGITS, summarize_episodes
-from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymEnvironment, GymTask
+from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymStep, GymTask
 from evoledger.benchmarks.visual_evidence import VisualEvidence
 from evoledger.kernel.authoring import (
     Artifact,
     BenchmarkPrograms,
     CatalogEntry,
     EpisodeRecord,
-    EpisodeSpec,
     Extra,
     Feedback,
-    Step,
 )
 
 __all__ = [
@@ -123,8 +121,9 @@ class CrafterBenchmark(GymBenchmark):
         super().__init__(task)
         self._spec = self._spec.model_copy(update={"scoring": None})
 
-    def make_environment(self, episode: EpisodeSpec, **make_overrides: Any) -> GymEnvironment:
-        return _CrafterEnvironment(self, episode, **make_overrides)
+    def simulation_metrics(self, step: GymStep) -> dict[str, float]:
+        """The Episode's facts so far (``CrafterEnv.facts``)."""
+        return dict(step.env.facts)
 
     def outcome(self, record: EpisodeRecord) -> str:
         if not record.terminated:
@@ -298,14 +297,6 @@ def _vitals_by_age(records: Sequence[EpisodeRecord]) -> dict[str, dict[str, floa
             band[vital] = round(math.fsum(float(m[f"band_{low}_{vital}"]) for m in rows) / len(rows), 3)
         out[label] = band
     return out
-
-
-class _CrafterEnvironment(GymEnvironment):
-    """A :class:`GymEnvironment` whose Steps carry the Episode's facts so far (``CrafterEnv.facts``) as metrics."""
-
-    def step(self, action: Any) -> Step:
-        step = super().step(action)
-        return dataclasses.replace(step, metrics=dict(self._env.unwrapped.facts))
 
 
 def _plain(value: Any) -> Any:
