@@ -1,4 +1,5 @@
-"""Crafter (crafter 1.8.3) as Benchmarks: ``crafter/achievement-score`` (RGB) and ``-symbolic`` (local symbolic).
+"""Crafter (crafter 1.8.3) as Benchmarks: two reward profiles, ``crafter/achievement-score`` and
+``crafter/long-horizon-survival``, each with RGB observations and a ``-symbolic`` (local symbolic) variant.
 
 The Episodes run :class:`~evoledger.benchmarks.crafter_env.CrafterEnv`, a gymnasium environment around
 ``crafter.Env(area=(64, 64), view=(9, 9), size=(64, 64), reward=True, length=max_episode_steps, seed=Episode seed)``
