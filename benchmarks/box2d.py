@@ -54,9 +54,9 @@ from typing import Any, Final
 
 import numpy as np
 from evoledger.benchmarks._shipped import shipped
-from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymEnvironment, GymTask
+from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymStep, GymTask
 from evoledger.benchmarks.visual_evidence import VisualEvidence
-from evoledger.kernel.authoring import Artifact, CatalogEntry, EpisodeRecord, EpisodeSpec, Extra, Feedback, Step
+from evoledger.kernel.authoring import Artifact, CatalogEntry, EpisodeRecord, Extra, Feedback
 from pydantic import Field
 
 __all__ = [
@@ -115,10 +115,13 @@ class _Box2DBenchmark(GymBenchmark):
     notes: tuple[str, ...] = ()
     """The step metrics whose last value is a per-Episode note in Feedback."""
 
-    def make_environment(self, episode: EpisodeSpec, **make_overrides: Any) -> _Box2DEnvironment:
-        return _Box2DEnvironment(self, episode, **make_overrides)
+    def simulation_metrics(self, step: GymStep) -> dict[str, float]:
+        return {
+            **super().simulation_metrics(step),
+            **self.body_metrics(step.env, step.action, step.observation, step.totals),
+        }
 
-    def simulation_metrics(self, env: Any, action: Any, observation: Any, totals: dict[str, float]) -> dict[str, float]:
+    def body_metrics(self, env: Any, action: Any, observation: Any, totals: dict[str, float]) -> dict[str, float]:
         """Metrics of the step just taken, read from the unwrapped gymnasium ``env``; ``totals`` lasts one Episode."""
         return {}
 
@@ -132,24 +135,6 @@ class _Box2DBenchmark(GymBenchmark):
             if metrics.get(label):
                 return label
         return "timed_out" if record.truncated else "terminated"
-
-
-class _Box2DEnvironment(GymEnvironment):
-    """One Episode; each Step's metrics gain what :meth:`_Box2DBenchmark.simulation_metrics` reads."""
-
-    def __init__(self, benchmark: _Box2DBenchmark, episode: EpisodeSpec, **make_overrides: Any) -> None:
-        super().__init__(benchmark, episode, **make_overrides)
-        self._box2d = benchmark
-        self._totals: dict[str, float] = {}
-
-    def reset(self) -> Any:
-        self._totals = {}
-        return super().reset()
-
-    def step(self, action: Any) -> Step:
-        step = super().step(action)  # checks the action first: a rejected one never reaches the simulation
-        extra = self._box2d.simulation_metrics(self._env.unwrapped, action, step.observation, self._totals)
-        return dataclasses.replace(step, metrics={**step.metrics, **extra})
 
 
 def _round(value: float) -> float:
@@ -175,7 +160,7 @@ class LunarLander(_Box2DBenchmark):
 
     notes = ("distance_to_pad", "speed", "touchdown_speed", "fuel", "max_tilt_deg")
 
-    def simulation_metrics(self, env: Any, action: Any, observation: Any, totals: dict[str, float]) -> dict[str, float]:
+    def body_metrics(self, env: Any, action: Any, observation: Any, totals: dict[str, float]) -> dict[str, float]:
         if env.continuous:
             main_cmd, lateral = (float(v) for v in np.asarray(action, dtype=np.float64).reshape(-1)[:2])
             main = (min(main_cmd, 1.0) + 1.0) * 0.5 if main_cmd > 0.0 else 0.0
@@ -285,7 +270,7 @@ class BipedalWalker(_Box2DBenchmark):
 
     notes = ("progress", "max_progress", "effort")
 
-    def simulation_metrics(self, env: Any, action: Any, observation: Any, totals: dict[str, float]) -> dict[str, float]:
+    def body_metrics(self, env: Any, action: Any, observation: Any, totals: dict[str, float]) -> dict[str, float]:
         progress = float(env.hull.position[0]) / _COURSE_END
         totals["max_progress"] = max(totals.get("max_progress", 0.0), progress)
         totals["effort"] = totals.get("effort", 0.0) + float(np.abs(np.asarray(action, dtype=np.float64)).sum())
@@ -373,7 +358,7 @@ class CarRacing(_Box2DBenchmark):
 
     notes = ("tiles_visited", "track_fraction", "off_track_steps", "speed")
 
-    def simulation_metrics(self, env: Any, action: Any, observation: Any, totals: dict[str, float]) -> dict[str, float]:
+    def body_metrics(self, env: Any, action: Any, observation: Any, totals: dict[str, float]) -> dict[str, float]:
         on_track = any(len(wheel.tiles) > 0 for wheel in env.car.wheels)
         totals["off_track_steps"] = totals.get("off_track_steps", 0.0) + (0.0 if on_track else 1.0)
         vx, vy = env.car.hull.linearVelocity

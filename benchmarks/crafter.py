@@ -1,4 +1,5 @@
-"""Crafter (crafter 1.8.3) as Benchmarks: ``crafter/achievement-score`` (RGB) and ``-symbolic`` (local symbolic).
+"""Crafter (crafter 1.8.3) as Benchmarks: two reward profiles, ``crafter/achievement-score`` and
+``crafter/long-horizon-survival``, each with RGB observations and a ``-symbolic`` (local symbolic) variant.
 
 The Episodes run :class:`~evoledger.benchmarks.crafter_env.CrafterEnv`, a gymnasium environment around
 ``crafter.Env(area=(64, 64), view=(9, 9), size=(64, 64), reward=True, length=max_episode_steps, seed=Episode seed)``
@@ -21,7 +22,15 @@ zombie, arrow, starvation, thirst, exhaustion, unknown: the likely cause judged 
 steps, vitals at the end, action usage (fractions of all steps) and move reversals, per-Episode summaries and a
 compact trace of the first Episodes (actions by name, rewards, vitals; symbolic observations, never images).
 
-The long-horizon-survival profile of the catalogue is not implemented.
+``crafter/long-horizon-survival`` (RGB) and ``-symbolic`` (local symbolic) play the same world with the
+long-horizon-survival reward profile (:mod:`evoledger.benchmarks.crafter_survival`): the reward is a survival credit
+per step alive and healthy plus a secondary credit for first unlocks, capped productive repeats and capped upkeep
+(drinking, eating); the score (``long_horizon_survival_score``, maximize) is ``0.75 * mean(survival part) + 0.25 *
+mean(the lowest quarter of survival parts) + mean(secondary part)``; a failed Episode counts 0 for both parts.
+Feedback adds the components, the share of Episodes alive at 150/200/250/300/400 steps, mean vitals by age band
+and the canonical Crafter score as a diagnostic. Its spec also declares no ``scoring`` rule (the score is not a
+mean of returns); each Episode's parts are in its last-step metrics (``lhs_survival``, ``lhs_secondary``), from
+which :func:`~evoledger.benchmarks.crafter_survival.survival_score` recomputes it.
 """
 
 from __future__ import annotations
@@ -35,22 +44,29 @@ from typing import Any, Final
 
 import numpy as np
 from evoledger.benchmarks._shipped import PROGRAMS_DIR
-from evoledger.benchmarks.crafter_env import ACHIEVEMENTS, ACTIONS, DEATH_CAUSES, GYMNASIUM_ID
+from evoledger.benchmarks.crafter_env import ACHIEVEMENTS, ACTIONS, AGE_BANDS, DEATH_CAUSES, GYMNASIUM_ID
+from evoledger.benchmarks.crafter_survival import SURVIVAL_THRESHOLDS, survival_score
 from evoledger.benchmarks.feedback_summary import SCORE_DIGITS, summarize_episodes
-from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymEnvironment, GymTask
+from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymStep, GymTask
 from evoledger.benchmarks.visual_evidence import VisualEvidence
 from evoledger.kernel.authoring import (
     Artifact,
     BenchmarkPrograms,
     CatalogEntry,
     EpisodeRecord,
-    EpisodeSpec,
     Extra,
     Feedback,
-    Step,
 )
 
-__all__ = ["BENCHMARKS", "CATALOG", "EXTRA", "CrafterBenchmark", "CrafterConfig", "crafter_score"]
+__all__ = [
+    "BENCHMARKS",
+    "CATALOG",
+    "EXTRA",
+    "CrafterBenchmark",
+    "CrafterConfig",
+    "CrafterSurvivalBenchmark",
+    "crafter_score",
+]
 
 EXTRA: Final = Extra("crafter", ("crafter",))
 
@@ -106,8 +122,9 @@ class CrafterBenchmark(GymBenchmark):
         super().__init__(task)
         self._spec = self._spec.model_copy(update={"scoring": None})
 
-    def make_environment(self, episode: EpisodeSpec, **make_overrides: Any) -> GymEnvironment:
-        return _CrafterEnvironment(self, episode, **make_overrides)
+    def simulation_metrics(self, step: GymStep) -> dict[str, float]:
+        """The Episode's facts so far (``CrafterEnv.facts``)."""
+        return dict(step.env.facts)
 
     def outcome(self, record: EpisodeRecord) -> str:
         if not record.terminated:
@@ -197,12 +214,90 @@ class CrafterBenchmark(GymBenchmark):
         return ("\n".join(lines) + "\n").encode("utf-8") if lines else b""
 
 
-class _CrafterEnvironment(GymEnvironment):
-    """A :class:`GymEnvironment` whose Steps carry the Episode's facts so far (``CrafterEnv.facts``) as metrics."""
+class CrafterSurvivalBenchmark(CrafterBenchmark):
+    """A Crafter Benchmark scored by the long-horizon-survival score (see the module docstring)."""
 
-    def step(self, action: Any) -> Step:
-        step = super().step(action)
-        return dataclasses.replace(step, metrics=dict(self._env.unwrapped.facts))
+    def episode_notes(self, record: EpisodeRecord) -> dict[str, float]:
+        notes = super().episode_notes(record)
+        metrics = record.final_metrics
+        for key in ("lhs_survival", "lhs_secondary", "lhs_unlocks", "lhs_repeats", "lhs_maintenance"):
+            if key in metrics:
+                notes[key] = float(metrics[key])
+        return notes
+
+    def feedback(self, records: Sequence[EpisodeRecord]) -> Feedback:
+        """The long-horizon-survival score, its components, survival rates, vitals by age and the Crafter score."""
+        canonical = super().feedback(records)
+        counted = [r for r in records if r.status != "infra_fault"]
+        parts = [_parts(r) for r in counted]
+        score = survival_score(parts, SCORE_DIGITS)
+        content = dict(canonical.content)
+        crafter = content.pop("score")
+        lived = [r.steps if r.status == "ok" else 0 for r in counted]
+        survival_rates = {
+            str(n): round(sum(1 for s in lived if s >= n) / len(lived), 4) if lived else None
+            for n in SURVIVAL_THRESHOLDS
+        }
+        k = max(1, math.ceil(0.25 * len(parts))) if parts else 0
+        components = {
+            "mean_survival": _mean([p[0] for p in parts]),
+            f"mean_survival_lowest_{k}": _mean(sorted(p[0] for p in parts)[:k]),
+            "mean_secondary": _mean([p[1] for p in parts]),
+            "mean_unlocks": _mean([_metric(r, "lhs_unlocks") for r in counted]),
+            "mean_repeats": _mean([_metric(r, "lhs_repeats") for r in counted]),
+            "mean_maintenance": _mean([_metric(r, "lhs_maintenance") for r in counted]),
+        }
+        content.update(
+            {
+                "summary": (
+                    f"{self.task.benchmark_id}: long_horizon_survival_score "
+                    f"{score if score is not None else 'n/a'} over {len(records)} Episodes (0.75 mean survival "
+                    f"{components['mean_survival']} + 0.25 lowest-{k} survival "
+                    f"{components[f'mean_survival_lowest_{k}']} + secondary {components['mean_secondary']}); "
+                    "alive at 150/200/250/300/400 steps: "
+                    + "/".join("n/a" if v is None else f"{100 * v:g}%" for v in survival_rates.values())
+                    + "; outcomes: "
+                    + (", ".join(f"{k} {v}" for k, v in sorted(content["outcome_counts"].items())) or "none")
+                    + f"; canonical crafter_score_percent {crafter if crafter is not None else 'n/a'}"
+                ),
+                "score": score,
+                "components": components,
+                "survival_rate_at_steps": survival_rates,
+                "vitals_by_age": _vitals_by_age(counted),
+                "crafter_score_percent": crafter,
+            }
+        )
+        return dataclasses.replace(canonical, score=score, content=content)
+
+
+def _parts(record: EpisodeRecord) -> tuple[float, float]:
+    """An Episode's (survival, secondary) parts; (0, 0) when the Policy failed it."""
+    if record.status != "ok":
+        return 0.0, 0.0
+    return _metric(record, "lhs_survival"), _metric(record, "lhs_secondary")
+
+
+def _metric(record: EpisodeRecord, key: str) -> float:
+    return float(record.final_metrics.get(key, 0.0)) if record.status == "ok" else 0.0
+
+
+def _mean(values: Sequence[float]) -> float | None:
+    return round(math.fsum(values) / len(values), SCORE_DIGITS) if values else None
+
+
+def _vitals_by_age(records: Sequence[EpisodeRecord]) -> dict[str, dict[str, float | int]]:
+    """Mean health/food/drink/energy per age band over the Episodes that reached the band."""
+    out: dict[str, dict[str, float | int]] = {}
+    for low, high in AGE_BANDS:
+        rows = [r.final_metrics for r in records if r.status == "ok" and f"band_{low}_health" in r.final_metrics]
+        if not rows:
+            continue
+        label = f"steps_{low + 1}_{high}" if high is not None else f"steps_{low + 1}_on"
+        band: dict[str, float | int] = {"episodes": len(rows)}
+        for vital in ("health", "food", "drink", "energy"):
+            band[vital] = round(math.fsum(float(m[f"band_{low}_{vital}"]) for m in rows) / len(rows), 3)
+        out[label] = band
+    return out
 
 
 def _plain(value: Any) -> Any:
@@ -211,17 +306,79 @@ def _plain(value: Any) -> Any:
     raise TypeError(f"cannot encode {type(value).__name__} in a trace")
 
 
-def _make(name: str, observation: str, programs: BenchmarkPrograms, config: dict[str, Any]) -> CrafterBenchmark:
+_CANONICAL_RULE: Final = (
+    "canonical Crafter score: exp(mean over the 22 achievements of ln(1 + success %)) - 1, success % = share of "
+    "Episodes unlocking it; Episodes the Policy failed count as unlocking nothing; infra faults are left out"
+)
+_SURVIVAL_RULE: Final = (
+    "long-horizon-survival score: 0.75 * mean(survival part) + 0.25 * mean(the lowest k = max(1, ceil(N/4)) survival "
+    "parts) + mean(secondary part) over the N Episodes; Episodes the Policy failed count 0 for both parts; infra "
+    "faults are left out"
+)
+_SURVIVAL_REWARD: Final = (
+    "Reward (the long-horizon-survival credit; the Episode return is its survival part plus its secondary part): "
+    "survival part, per step: 0.01 while alive after the step (0 on the step the player dies) + 0.03 * "
+    "min(health, food, drink) / 9 while alive; secondary part: the first unlock of an achievement pays 0.1 * "
+    "log2(1 + weight) (collect_diamond 1024; make_iron_pickaxe, make_iron_sword 256; collect_iron 64; "
+    "defeat_skeleton, make_stone_pickaxe, make_stone_sword, place_furnace 32; collect_coal, collect_stone, "
+    "defeat_zombie, place_stone 16; eat_plant, make_wood_pickaxe, make_wood_sword 8; place_plant, place_table 4; "
+    "collect_drink, collect_sapling, collect_wood, eat_cow, wake_up 1); a repeat pays 20 % of that unlock credit, "
+    "at most wood 6, sapling 3, stone 6, coal 3, iron 2, diamond 1, zombie 2, skeleton 1, place_plant 3 repeats "
+    "within any 300 consecutive steps; upkeep pays at most 0.6 for drink and 0.6 for food within any 300 steps: "
+    "0.04 per drink (15 at most), 0.05 per food unit (12 at most; a cow is 6 units, a plant 4). "
+)
+
+
+def _make(
+    name: str,
+    observation: str,
+    programs: BenchmarkPrograms,
+    config: dict[str, Any],
+    profile: str = "achievement-score",
+) -> CrafterBenchmark:
+    """A Benchmark of one reward profile and one observation (see the module docstring)."""
     EXTRA.require(name)
     cfg = CrafterConfig.model_validate(config)
     from evoledger.benchmarks.crafter_env import register
 
     register()
     steps = cfg.max_episode_steps or DEFAULT_STEPS
-    rule = (
-        "canonical Crafter score: exp(mean over the 22 achievements of ln(1 + success %)) - 1, success % = share of "
-        "Episodes unlocking it; Episodes the Policy failed count as unlocking nothing; infra faults are left out"
-    )
+    if profile == "long-horizon-survival":
+        return CrafterSurvivalBenchmark(
+            GymTask(
+                benchmark_id=name,
+                programs=programs,
+                visual_evidence=_EVIDENCE,
+                gymnasium_id=GYMNASIUM_ID,
+                description=(
+                    "Crafter (crafter 1.8.3), long-horizon-survival profile: stay alive and healthy as long as "
+                    "possible in a procedurally generated 64x64 world (drink water, eat cows and plants, sleep, "
+                    "avoid lava, fight or flee zombies and skeletons), with a smaller credit for progress "
+                    "(collect wood, place a table, make tools, mine stone, coal, iron and diamonds). "
+                    f"Observation: {_OBSERVATIONS[observation]}. "
+                    "Actions: Discrete(17) " + ", ".join(f"{i} {a}" for i, a in enumerate(ACTIONS)) + " ('do' "
+                    "collects, attacks or drinks in front of the player; moving into an obstacle only turns). "
+                    + _SURVIVAL_REWARD
+                    + f"Death (health 0) terminates; Episodes are truncated after {steps} steps. Health drops when "
+                    "food, drink or energy reach 0 and recovers while they are not; lava kills. Score "
+                    "(long_horizon_survival_score, maximize): the " + _SURVIVAL_RULE + "."
+                ),
+                primary_metric="long_horizon_survival_score",
+                score_rule=_SURVIVAL_RULE,
+                failure_return=0.0,
+                max_episode_steps=steps,
+                env_kwargs={"observation": observation, "length": steps, "profile": profile},
+                public_parameters={"area": [64, 64], "view": [9, 9], "size": [64, 64], "reward": True},
+                metadata={
+                    "source": "crafter",
+                    "crafter_version": _version(),
+                    "achievements": list(ACHIEVEMENTS),
+                    "actions": list(ACTIONS),
+                },
+            ),
+            observation,
+        )
+    rule = _CANONICAL_RULE
     return CrafterBenchmark(
         GymTask(
             benchmark_id=name,
@@ -278,12 +435,32 @@ def make_achievement_score_symbolic(**config: Any) -> CrafterBenchmark:
     return _make("crafter/achievement-score-symbolic", "local-symbolic", programs, config)
 
 
+def make_long_horizon_survival(**config: Any) -> CrafterBenchmark:
+    """``crafter/long-horizon-survival``: RGB observations, long-horizon-survival score."""
+    programs = BenchmarkPrograms(
+        baseline=PROGRAMS_DIR / "crafter-baseline", heuristic=PROGRAMS_DIR / "crafter-rgb-heuristic"
+    )
+    return _make("crafter/long-horizon-survival", "rgb", programs, config, "long-horizon-survival")
+
+
+def make_long_horizon_survival_symbolic(**config: Any) -> CrafterBenchmark:
+    """``crafter/long-horizon-survival-symbolic``: local symbolic observations, long-horizon-survival score."""
+    programs = BenchmarkPrograms(
+        baseline=PROGRAMS_DIR / "crafter-baseline", heuristic=PROGRAMS_DIR / "crafter-symbolic-survivor"
+    )
+    return _make("crafter/long-horizon-survival-symbolic", "local-symbolic", programs, config, "long-horizon-survival")
+
+
 make_achievement_score.config_model = CrafterConfig  # type: ignore[attr-defined]
 make_achievement_score_symbolic.config_model = CrafterConfig  # type: ignore[attr-defined]
+make_long_horizon_survival.config_model = CrafterConfig  # type: ignore[attr-defined]
+make_long_horizon_survival_symbolic.config_model = CrafterConfig  # type: ignore[attr-defined]
 
 BENCHMARKS: Final = {
     "crafter/achievement-score": make_achievement_score,
     "crafter/achievement-score-symbolic": make_achievement_score_symbolic,
+    "crafter/long-horizon-survival": make_long_horizon_survival,
+    "crafter/long-horizon-survival-symbolic": make_long_horizon_survival_symbolic,
 }
 CATALOG: Final = (
     CatalogEntry(
@@ -296,6 +473,19 @@ CATALOG: Final = (
         name="crafter/achievement-score-symbolic",
         family="crafter",
         summary="Crafter (local symbolic dict observations): unlock the 22 achievements; canonical Crafter score",
+        extra=EXTRA,
+    ),
+    CatalogEntry(
+        name="crafter/long-horizon-survival",
+        family="crafter",
+        summary="Crafter (RGB 64x64 observations): stay alive and healthy for long; long-horizon-survival score",
+        extra=EXTRA,
+    ),
+    CatalogEntry(
+        name="crafter/long-horizon-survival-symbolic",
+        family="crafter",
+        summary="Crafter (local symbolic dict observations): stay alive and healthy for long; long-horizon-survival "
+        "score",
         extra=EXTRA,
     ),
 )

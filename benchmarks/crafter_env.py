@@ -23,6 +23,10 @@ reproduces it).
 After each step, :attr:`CrafterEnv.facts` holds cumulative Episode facts (vitals, the achievements unlocked so far
 as a bit mask over :data:`ACHIEVEMENTS`, action counts, the likely cause of a death) for Feedback.
 
+Two reward profiles: ``achievement-score`` (crafter's own reward) and ``long-horizon-survival``, whose reward is
+the credit of :mod:`evoledger.benchmarks.crafter_survival` (the facts then also hold its survival and secondary
+parts so far and, at the end, mean vitals by age band).
+
 This module imports ``crafter`` only when an environment is created; register it with :func:`register`.
 """
 
@@ -34,15 +38,18 @@ from typing import Any, Final
 
 import gymnasium as gym
 import numpy as np
+from evoledger.benchmarks.crafter_survival import SurvivalCredit
 from gymnasium import spaces
 
 __all__ = [
     "ACHIEVEMENTS",
     "ACTIONS",
+    "AGE_BANDS",
     "DEATH_CAUSES",
     "ENTITY_CODES",
     "GYMNASIUM_ID",
     "INVENTORY",
+    "PROFILES",
     "TERRAIN_CODES",
     "CrafterEnv",
     "register",
@@ -72,6 +79,11 @@ ENTITY_CODES: Final = (
     "none", "player", "cow", "zombie", "skeleton", "arrow_left", "arrow_right", "arrow_up", "arrow_down",
     "plant_young", "plant_ripe", "fence",
 )  # fmt: skip
+PROFILES: Final = ("achievement-score", "long-horizon-survival")
+"""The reward profiles: crafter's own reward, or the long-horizon-survival credit."""
+AGE_BANDS: Final = ((0, 100), (100, 250), (250, 500), (500, 1000), (1000, None))
+"""Age bands (steps, upper bound excluded) of the long-horizon-survival profile's mean vitals."""
+_VITALS: Final = ("health", "food", "drink", "energy")
 DEATH_CAUSES: Final = ("none", "lava", "zombie", "arrow", "starvation", "thirst", "exhaustion", "unknown")
 """The ``death_cause`` fact: an index into this tuple (the likely cause, judged from the last step)."""
 
@@ -103,9 +115,21 @@ class CrafterEnv(gym.Env[Any, Any]):
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": 10}
 
-    def __init__(self, observation: str = "rgb", length: int = 10_000, render_mode: str | None = None) -> None:
+    def __init__(
+        self,
+        observation: str = "rgb",
+        length: int = 10_000,
+        render_mode: str | None = None,
+        profile: str = "achievement-score",
+    ) -> None:
         if observation not in ("rgb", "local-symbolic"):
             raise ValueError(f"observation {observation!r} is not 'rgb' or 'local-symbolic'")
+        if profile not in PROFILES:
+            raise ValueError(f"profile {profile!r} is not one of {', '.join(PROFILES)}")
+        self._profile = profile
+        self._credit = SurvivalCredit()
+        self._bands: list[list[float]] = []
+        self._t = 0
         self._observation = observation
         self._length = length
         self.render_mode = render_mode
@@ -129,6 +153,7 @@ class CrafterEnv(gym.Env[Any, Any]):
         _order_chunks(self._env._world)
         self._frame = self._env.reset()
         self._unlocked, self._actions, self._reversals, self._last_move = 0, [0] * len(ACTIONS), 0, 0
+        self._credit, self._bands, self._t = SurvivalCredit(), [[0.0] * 5 for _ in AGE_BANDS], 0
         self.facts = {}
         return self._observe(), {}
 
@@ -154,6 +179,8 @@ class CrafterEnv(gym.Env[Any, Any]):
             "achievements": float(bin(self._unlocked).count("1")),
             "achievements_mask": float(self._unlocked),
         }
+        if self._profile == "long-horizon-survival":
+            reward = self._survival_step(info, alive=not terminated, ended=terminated or truncated)
         if terminated or truncated:
             self.facts["reversals"] = float(self._reversals)
             self.facts.update({f"action_{name}": float(n) for name, n in zip(ACTIONS, self._actions, strict=True)})
@@ -172,6 +199,28 @@ class CrafterEnv(gym.Env[Any, Any]):
         self._env = None
 
     # -----------------------------------------------------------------------------------------------------------
+
+    def _survival_step(self, info: dict[str, Any], *, alive: bool, ended: bool) -> float:
+        """The long-horizon-survival reward of this step; adds that profile's facts."""
+        self._t += 1
+        inventory = info["inventory"]
+        reward = self._credit.step(self._t, info["achievements"], inventory, alive)
+        band = next(i for i, (low, high) in enumerate(AGE_BANDS) if high is None or self._t <= high)
+        sums = self._bands[band]
+        for i, vital in enumerate(_VITALS):
+            sums[i] += float(inventory[vital])
+        sums[4] += 1.0
+        self.facts["lhs_survival"] = round(self._credit.survival, 9)
+        self.facts["lhs_secondary"] = round(self._credit.secondary, 9)
+        if ended:
+            self.facts["lhs_unlocks"] = round(self._credit.unlocks, 9)
+            self.facts["lhs_repeats"] = round(self._credit.repeats, 9)
+            self.facts["lhs_maintenance"] = round(self._credit.maintenance, 9)
+            for (low, _), sums in zip(AGE_BANDS, self._bands, strict=True):
+                if sums[4]:
+                    for i, vital in enumerate(_VITALS):
+                        self.facts[f"band_{low}_{vital}"] = round(sums[i] / sums[4], 4)
+        return reward
 
     def _count(self, action: int) -> None:
         self._actions[action] += 1

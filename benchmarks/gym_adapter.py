@@ -11,7 +11,10 @@ Scoring is uniform across the gymnasium Benchmarks: the score is the mean over E
 where an Episode the Policy failed (exception, timeout, invalid action, ...) counts as ``failure_return`` (the
 worst return a running Policy could get, so crashing never pays) and infra faults are left out. Subclasses
 override the hooks :meth:`GymBenchmark.outcome`, :meth:`GymBenchmark.step_metrics` and
-:meth:`GymBenchmark.episode_notes` to describe what happened in Benchmark-specific words.
+:meth:`GymBenchmark.episode_notes` to describe what happened in Benchmark-specific words. A family that reads the
+simulation itself after each step (a physics body, the ego vehicle, the world's achievements) overrides
+:meth:`GymBenchmark.start_episode` and :meth:`GymBenchmark.simulation_metrics`, which see the unwrapped gymnasium
+environment, the step's ``info``, the action and a per-Episode scratch dict (:class:`GymStep`).
 
 This module has no ``BENCHMARKS``; the concrete Benchmarks live in ``classic_control`` and ``toy_text``.
 """
@@ -49,6 +52,7 @@ __all__ = [
     "GymBenchmark",
     "GymConfig",
     "GymEnvironment",
+    "GymStep",
     "GymTask",
     "check_action",
 ]
@@ -100,6 +104,27 @@ class GymTask:
             )
         if not math.isfinite(self.failure_return):
             raise ConfigError(f"failure_return {self.failure_return!r} for {self.benchmark_id!r} must be finite")
+
+
+@dataclass(frozen=True, slots=True)
+class GymStep:
+    """One step of a gymnasium environment, as :meth:`GymBenchmark.simulation_metrics` sees it."""
+
+    env: Any
+    """The unwrapped gymnasium environment, after the step."""
+    action: Any
+    """The action as the Policy sent it."""
+    env_action: Any
+    """The action as the environment received it (checked and converted to the action space's form)."""
+    observation: Any
+    """The observation as the Policy receives it."""
+    reward: float
+    terminated: bool
+    truncated: bool
+    info: Mapping[str, Any]
+    """The ``info`` the environment returned with the step."""
+    totals: dict[str, Any]
+    """Scratch state of this Episode: filled by :meth:`GymBenchmark.start_episode`, kept across its steps."""
 
 
 def _plain_observation(space: spaces.Space[Any], observation: Any) -> Any:
@@ -221,6 +246,15 @@ class GymBenchmark:
         """Per-step metrics recorded in the trajectory (none by default)."""
         return {}
 
+    def start_episode(self, env: Any, info: Mapping[str, Any], totals: dict[str, Any]) -> None:
+        """At ``reset()``: fill the Episode's (empty) scratch ``totals`` from the unwrapped ``env`` and its ``info``
+        (nothing by default)."""
+
+    def simulation_metrics(self, step: GymStep) -> dict[str, float]:
+        """Per-step metrics recorded in the trajectory, with the simulation in view (:meth:`step_metrics` by
+        default). A rejected action never reaches the environment, so this never sees one."""
+        return self.step_metrics(step.observation, step.reward, step.terminated, step.truncated)
+
     def outcome(self, record: EpisodeRecord) -> str:
         """A short label for how an Episode without a Policy failure ended."""
         return "terminated" if record.terminated else "truncated"
@@ -241,13 +275,16 @@ class GymEnvironment:
         self._started = False
         self._ended = False
         self._closed = False
+        self._totals: dict[str, Any] = {}
 
     def reset(self) -> Any:
         """Seed the gymnasium environment with the Episode's seed and return the first observation."""
         if self._closed:
             raise InfraError(f"reset() on a closed Environment (episode {self._episode.split}/{self._episode.index})")
-        observation, _info = self._env.reset(seed=self._episode.seed)
+        observation, info = self._env.reset(seed=self._episode.seed)
         self._started, self._ended = True, False
+        self._totals = {}
+        self._benchmark.start_episode(self._env.unwrapped, info, self._totals)
         return _plain_observation(self._benchmark.observation_space, observation)
 
     def step(self, action: Any) -> Step:
@@ -256,12 +293,24 @@ class GymEnvironment:
             state = "closed" if self._closed else ("ended" if self._ended else "not reset")
             raise InfraError(f"step() called on an Environment that is {state}; call reset() first")
         checked = check_action(self._benchmark.action_space, action)
-        observation, reward, terminated, truncated, _info = self._env.step(checked)
+        observation, reward, terminated, truncated, info = self._env.step(checked)
         plain = _plain_observation(self._benchmark.observation_space, observation)
         reward_value = float(reward)
         terminated, truncated = bool(terminated), bool(truncated)
         self._ended = terminated or truncated
-        metrics = self._benchmark.step_metrics(plain, reward_value, terminated, truncated)
+        metrics = self._benchmark.simulation_metrics(
+            GymStep(
+                env=self._env.unwrapped,
+                action=action,
+                env_action=checked,
+                observation=plain,
+                reward=reward_value,
+                terminated=terminated,
+                truncated=truncated,
+                info=info,
+                totals=self._totals,
+            )
+        )
         return Step(observation=plain, reward=reward_value, terminated=terminated, truncated=truncated, metrics=metrics)
 
     def render(self) -> Any:

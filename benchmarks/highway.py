@@ -28,7 +28,6 @@ Nothing here imports highway-env at module import time: the factories call ``EXT
 
 from __future__ import annotations
 
-import dataclasses
 import importlib
 import json
 from collections.abc import Mapping
@@ -38,9 +37,9 @@ from typing import Any, Final
 import gymnasium as gym
 import numpy as np
 from evoledger.benchmarks._shipped import PROGRAMS_DIR
-from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymEnvironment, GymTask
+from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymStep, GymTask
 from evoledger.benchmarks.visual_evidence import VisualEvidence
-from evoledger.kernel.authoring import BenchmarkPrograms, CatalogEntry, EpisodeRecord, EpisodeSpec, Extra, Step
+from evoledger.kernel.authoring import BenchmarkPrograms, CatalogEntry, EpisodeRecord, Extra
 
 __all__ = [
     "BENCHMARKS",
@@ -238,58 +237,46 @@ def _explicit_config(task: HighwayTask) -> dict[str, Any]:
     return explicit
 
 
-class _StepFacts(gym.Wrapper[Any, Any, Any, Any]):
-    """Keeps, after each step, what Feedback reports of the ego vehicle so far (``metrics``).
+def _step_facts(
+    totals: dict[str, Any],
+    env: Any,
+    task: str,
+    continuous: bool,
+    action: Any,
+    info: Mapping[str, Any],
+    terminated: bool,
+) -> dict[str, float]:
+    """What Feedback reports of the ego vehicle so far, after this step; ``totals`` holds the previous step's
+    ``metrics`` and the ego ``lane``.
 
     The metrics are cumulative, so the last step's metrics (which every EpisodeRecord carries, with or without its
     trajectory) summarize the Episode.
     """
-
-    def __init__(self, env: Any, task: str, continuous: bool) -> None:
-        super().__init__(env)
-        self._task = task
-        self._continuous = continuous
-        self.metrics: dict[str, float] = {}
-        self._lane: int | None = None
-
-    def reset(self, **kwargs: Any) -> Any:
-        result = self.env.reset(**kwargs)
-        self.metrics = {}
-        unwrapped: Any = self.env.unwrapped
-        self._lane = _lane(unwrapped.vehicle)
-        return result
-
-    def step(self, action: Any) -> Any:
-        observation, reward, terminated, truncated, info = self.env.step(action)
-        self.metrics = self._update(action, info, bool(terminated))
-        return observation, reward, terminated, truncated, info
-
-    def _update(self, action: Any, info: Mapping[str, Any], terminated: bool) -> dict[str, float]:
-        env: Any = self.env.unwrapped
-        before = self.metrics
-        vehicle = env.vehicle
-        steps = before.get("steps", 0.0) + 1.0
-        speed = float(vehicle.speed)
-        crashed = bool(vehicle.crashed)
-        lane = _lane(vehicle)
-        changed = lane is not None and self._lane is not None and lane != self._lane
-        self._lane = lane if lane is not None else self._lane
-        goal = before.get("goal", 0.0) > 0.0 or _goal(env, self._task, info, terminated, crashed)
-        metrics = {
-            "steps": steps,
-            "speed": round(speed, 6),
-            "mean_speed": round(before.get("mean_speed", 0.0) + (speed - before.get("mean_speed", 0.0)) / steps, 6),
-            "crashed": float(crashed or before.get("crashed", 0.0) > 0.0),
-            "on_road": float(bool(vehicle.on_road)),
-            "lane_changes": before.get("lane_changes", 0.0) + float(changed),
-            "goal": float(goal),
-            "goal_step": before.get("goal_step") or (steps if goal else 0.0),
-        }
-        if self._continuous:
-            steering = abs(float(np.asarray(action, dtype=np.float64).reshape(-1)[-1]))
-            previous = before.get("mean_abs_steering", 0.0)
-            metrics["mean_abs_steering"] = round(previous + (steering - previous) / steps, 6)
-        return metrics
+    before: dict[str, float] = totals["metrics"]
+    vehicle = env.vehicle
+    steps = before.get("steps", 0.0) + 1.0
+    speed = float(vehicle.speed)
+    crashed = bool(vehicle.crashed)
+    lane = _lane(vehicle)
+    changed = lane is not None and totals["lane"] is not None and lane != totals["lane"]
+    totals["lane"] = lane if lane is not None else totals["lane"]
+    goal = before.get("goal", 0.0) > 0.0 or _goal(env, task, info, terminated, crashed)
+    metrics = {
+        "steps": steps,
+        "speed": round(speed, 6),
+        "mean_speed": round(before.get("mean_speed", 0.0) + (speed - before.get("mean_speed", 0.0)) / steps, 6),
+        "crashed": float(crashed or before.get("crashed", 0.0) > 0.0),
+        "on_road": float(bool(vehicle.on_road)),
+        "lane_changes": before.get("lane_changes", 0.0) + float(changed),
+        "goal": float(goal),
+        "goal_step": before.get("goal_step") or (steps if goal else 0.0),
+    }
+    if continuous:
+        steering = abs(float(np.asarray(action, dtype=np.float64).reshape(-1)[-1]))
+        previous = before.get("mean_abs_steering", 0.0)
+        metrics["mean_abs_steering"] = round(previous + (steering - previous) / steps, 6)
+    totals["metrics"] = metrics
+    return metrics
 
 
 def _lane(vehicle: Any) -> int | None:
@@ -322,12 +309,15 @@ class HighwayBenchmark(GymBenchmark):
         self._short = short_name
         super().__init__(task)
 
-    def _make_gym_env(self, *args: Any, **kwargs: Any) -> Any:
-        env = super()._make_gym_env(*args, **kwargs)
-        return _StepFacts(env, self._short, continuous=not isinstance(env.action_space, gym.spaces.Discrete))
+    def start_episode(self, env: Any, info: Mapping[str, Any], totals: dict[str, Any]) -> None:
+        totals.update(metrics={}, lane=_lane(env.vehicle))
 
-    def make_environment(self, episode: EpisodeSpec, **make_overrides: Any) -> GymEnvironment:
-        return _HighwayEnvironment(self, episode, **make_overrides)
+    def simulation_metrics(self, step: GymStep) -> dict[str, float]:
+        """The ego vehicle's facts so far (see :func:`_step_facts`)."""
+        continuous = not isinstance(self.action_space, gym.spaces.Discrete)
+        return dict(
+            _step_facts(step.totals, step.env, self._short, continuous, step.env_action, step.info, step.terminated)
+        )
 
     def outcome(self, record: EpisodeRecord) -> str:
         metrics = record.final_metrics
@@ -347,14 +337,6 @@ class HighwayBenchmark(GymBenchmark):
         if metrics.get("goal_step"):
             notes["goal_step"] = float(metrics["goal_step"])
         return notes
-
-
-class _HighwayEnvironment(GymEnvironment):
-    """A :class:`GymEnvironment` whose Steps carry the ego vehicle's facts so far as metrics."""
-
-    def step(self, action: Any) -> Step:
-        step = super().step(action)
-        return dataclasses.replace(step, metrics=dict(self._env.metrics))
 
 
 def _programs(task: HighwayTask) -> BenchmarkPrograms:

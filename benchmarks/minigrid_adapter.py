@@ -34,9 +34,9 @@ from typing import Any, Final
 
 import gymnasium as gym
 import numpy as np
-from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymEnvironment, GymTask
+from evoledger.benchmarks.gym_adapter import GymBenchmark, GymConfig, GymStep, GymTask
 from evoledger.benchmarks.visual_evidence import VisualEvidence
-from evoledger.kernel.authoring import CatalogEntry, EpisodeRecord, EpisodeSpec, Extra, Feedback, Step
+from evoledger.kernel.authoring import CatalogEntry, EpisodeRecord, Extra, Feedback
 from gymnasium import spaces
 
 __all__ = [
@@ -89,6 +89,10 @@ class PublicObservation(gym.ObservationWrapper[dict[str, Any], Any, Any]):
             }
         )
 
+    def reset(self, **kwargs: Any) -> Any:
+        with contextlib.redirect_stdout(io.StringIO()):  # BabyAI prints every rejected level sample
+            return super().reset(**kwargs)
+
     def observation(self, observation: Any) -> dict[str, Any]:
         return {
             "image": np.ascontiguousarray(observation["image"], dtype=np.uint8),
@@ -131,25 +135,6 @@ class RoomCoverage(gym.Wrapper[Any, Any, Any, Any]):
 
 _EVIDENCE: Final = VisualEvidence(episodes=2, frames=12, tile_width=128)
 """Contact sheets of two training Episodes per Feedback: minigrid's own full-grid rendering (numpy, no GL)."""
-
-
-class MinigridEnvironment(GymEnvironment):
-    """One Episode; each Step also records the agent's cell (``x``, ``y``) for the novelty notes."""
-
-    def reset(self) -> Any:
-        with contextlib.redirect_stdout(io.StringIO()):  # BabyAI prints every rejected level sample
-            return super().reset()
-
-    def step(self, action: Any) -> Step:
-        step = super().step(action)
-        x, y = self._env.unwrapped.agent_pos
-        return Step(
-            observation=step.observation,
-            reward=step.reward,
-            terminated=step.terminated,
-            truncated=step.truncated,
-            metrics={**step.metrics, "x": float(x), "y": float(y)},
-        )
 
 
 def _image(observation: Any) -> np.ndarray[Any, Any] | None:
@@ -220,8 +205,10 @@ class MinigridBenchmark(GymBenchmark):
             env = RoomCoverage(env)
         return PublicObservation(env)
 
-    def make_environment(self, episode: EpisodeSpec, **make_overrides: Any) -> MinigridEnvironment:
-        return MinigridEnvironment(self, episode, **make_overrides)
+    def simulation_metrics(self, step: GymStep) -> dict[str, float]:
+        """Also the agent's cell (``x``, ``y``), for the novelty notes."""
+        x, y = step.env.agent_pos
+        return {**super().simulation_metrics(step), "x": float(x), "y": float(y)}
 
     def outcome(self, record: EpisodeRecord) -> str:
         if self._info.coverage:

@@ -27,14 +27,13 @@ and with any reward weight raised above its default (by the largest ratio), so f
 
 from __future__ import annotations
 
-import dataclasses
 import math
 from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import gymnasium as gym
 from evoledger.benchmarks._shipped import shipped
-from evoledger.benchmarks.gym_adapter import GymBenchmark, GymEnvironment, GymTask
+from evoledger.benchmarks.gym_adapter import GymBenchmark, GymStep, GymTask
 from evoledger.benchmarks.mujoco_settings import (
     AntConfig,
     HalfCheetahConfig,
@@ -51,7 +50,7 @@ from evoledger.benchmarks.mujoco_settings import (
     gymnasium_kwargs,
 )
 from evoledger.benchmarks.mujoco_tasks import TASKS, MujocoTask
-from evoledger.kernel.authoring import CatalogEntry, EpisodeRecord, EpisodeSpec, Extra, Step
+from evoledger.kernel.authoring import CatalogEntry, EpisodeRecord, Extra
 
 __all__ = [
     "BENCHMARKS",
@@ -67,7 +66,6 @@ __all__ = [
     "InvertedPendulumConfig",
     "MujocoBenchmark",
     "MujocoConfig",
-    "MujocoEnvironment",
     "MujocoTask",
     "PusherConfig",
     "ReacherConfig",
@@ -97,46 +95,6 @@ STOOD_UP: Final = 1.0
 """HumanoidStandup: torso height (m) counted as standing (Humanoid-v5's lowest healthy height)."""
 SAT_UP: Final = 0.35
 """HumanoidStandup: torso height (m) counted as propped up or sitting (it lies at about 0.1 m)."""
-
-
-class MujocoEnvironment(GymEnvironment):
-    """One Episode of a :class:`MujocoBenchmark`: the Gymnasium Episode plus its step metrics."""
-
-    def __init__(self, benchmark: MujocoBenchmark, episode: EpisodeSpec, **make_overrides: Any) -> None:
-        super().__init__(benchmark, episode, **make_overrides)
-        self._mujoco = benchmark
-        self._totals: dict[str, float] = {}
-
-    def reset(self) -> Any:
-        observation = super().reset()
-        self._totals = self._mujoco.start_totals(self._env.unwrapped, self._env.last_info)
-        return observation
-
-    def step(self, action: Any) -> Step:
-        step = super().step(action)
-        metrics = self._mujoco.track(self._totals, self._env.unwrapped, self._env.last_info)
-        return dataclasses.replace(step, metrics=metrics)
-
-
-class _KeepInfo:
-    """Wraps a Gymnasium environment and keeps the ``info`` of its last ``reset`` or ``step``."""
-
-    def __init__(self, env: Any) -> None:
-        self.env = env
-        self.last_info: Mapping[str, Any] = {}
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.env, name)
-
-    def reset(self, **kwargs: Any) -> Any:
-        observation, info = self.env.reset(**kwargs)
-        self.last_info = info
-        return observation, info
-
-    def step(self, action: Any) -> Any:
-        observation, reward, terminated, truncated, info = self.env.step(action)
-        self.last_info = info
-        return observation, reward, terminated, truncated, info
 
 
 def _get(info: Mapping[str, Any], key: str) -> float:
@@ -174,11 +132,13 @@ class MujocoBenchmark(GymBenchmark):
             **{**self._upstream, **overrides},
         )
         self._dt = float(env.unwrapped.dt)
-        return _KeepInfo(env)
+        return env
 
-    def make_environment(self, episode: EpisodeSpec, **make_overrides: Any) -> MujocoEnvironment:
-        """A fresh Environment for ``episode`` (``make_overrides``, such as a render mode, go to ``gym.make``)."""
-        return MujocoEnvironment(self, episode, **make_overrides)
+    def start_episode(self, env: Any, info: Mapping[str, Any], totals: dict[str, Any]) -> None:
+        totals.update(self.start_totals(env, info))
+
+    def simulation_metrics(self, step: GymStep) -> dict[str, float]:
+        return self.track(step.totals, step.env, step.info)
 
     # Step metrics ---------------------------------------------------------------------------------------------
 

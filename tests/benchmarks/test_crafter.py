@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 from evoledger.benchmarks import crafter
 from evoledger.benchmarks.crafter_env import ACHIEVEMENTS, ACTIONS, CrafterEnv
+from evoledger.benchmarks.crafter_survival import SurvivalCredit, survival_score, unlock_credit
 from evoledger.kernel.authoring import EpisodeRecord, benchmark_programs, check_benchmark
 from evoledger.kernel.evaluation import EvaluationConfig, evaluate
 from evoledger.kernel.execution import LocalExecutor
@@ -24,7 +25,9 @@ from evoledger.kernel.registry import BenchmarkRef, default_registry
 
 pytest.importorskip("crafter")
 
-NAMES = ["crafter/achievement-score", "crafter/achievement-score-symbolic"]
+CANONICAL = ["crafter/achievement-score", "crafter/achievement-score-symbolic"]
+SURVIVAL = ["crafter/long-horizon-survival", "crafter/long-horizon-survival-symbolic"]
+NAMES = CANONICAL + SURVIVAL
 
 
 def test_the_module_imports_and_lists_its_benchmarks_without_crafter() -> None:
@@ -107,11 +110,90 @@ def test_one_baseline_episode_runs_through_the_real_evaluate() -> None:
     assert result.score == result.feedback_content["score"]
 
 
+def test_the_survival_credit_pays_life_health_unlocks_and_capped_repeats_and_upkeep() -> None:
+    credit = SurvivalCredit()
+    full = {"health": 9, "food": 9, "drink": 9}
+    assert credit.step(1, {}, full, alive=True) == pytest.approx(0.04)
+    assert credit.step(2, {}, {"health": 9, "food": 3, "drink": 9}, alive=True) == pytest.approx(0.01 + 0.01)
+    assert credit.step(3, {}, full, alive=False) == 0.0  # the step the player dies pays nothing
+    assert credit.survival == pytest.approx(0.06)
+    credit = SurvivalCredit()
+    # first unlock of wood pays 0.1 * log2(2); each repeat 20 % of it, at most 6 within 300 steps
+    assert credit.step(1, {"collect_wood": 1}, full, alive=False) == pytest.approx(0.1)
+    paid = [credit.step(1 + t, {"collect_wood": 1 + t}, full, alive=False) for t in range(1, 9)]
+    assert paid == pytest.approx([0.02] * 6 + [0.0, 0.0])
+    assert credit.step(302, {"collect_wood": 10}, full, alive=False) == pytest.approx(0.02)  # step 2 left the window
+    # upkeep: a drink pays 0.04 (at most 15 within 300 steps), a cow 6 food units of 0.05 (at most 12)
+    credit = SurvivalCredit()
+    first_drink = credit.step(1, {"collect_drink": 1}, full, alive=False)
+    assert first_drink == pytest.approx(unlock_credit("collect_drink") + 0.04)
+    assert credit.step(2, {"collect_drink": 20}, full, alive=False) == pytest.approx(14 * 0.04)
+    assert credit.step(3, {"collect_drink": 20, "eat_cow": 3}, full, alive=False) == pytest.approx(
+        unlock_credit("eat_cow") + 12 * 0.05
+    )
+    assert credit.maintenance == pytest.approx(1.2)
+    assert credit.secondary == pytest.approx(first_drink + 14 * 0.04 + unlock_credit("eat_cow") + 0.6)
+    assert unlock_credit("collect_diamond") == pytest.approx(0.1 * math.log2(1025))
+
+
+def test_the_survival_score_counts_the_worst_quarter_twice() -> None:
+    assert survival_score([]) is None
+    assert survival_score([(4.0, 1.0)]) == pytest.approx(4.0 + 1.0)
+    # 5 Episodes: k = 2 lowest survival parts (1, 2)
+    parts = [(1.0, 0.0), (2.0, 0.5), (3.0, 0.0), (4.0, 0.0), (10.0, 1.0)]
+    assert survival_score(parts) == pytest.approx(0.75 * 4.0 + 0.25 * 1.5 + 0.3)
+
+
+def test_the_survival_profile_rewards_its_credit_and_scores_its_parts(play_program: Any) -> None:
+    bench = default_registry().make("crafter/long-horizon-survival-symbolic", {"max_episode_steps": 40})
+    canonical = default_registry().make("crafter/achievement-score-symbolic", {"max_episode_steps": 40})
+    assert bench.spec.scoring is None
+    assert bench.spec.primary_metric == "long_horizon_survival_score"
+    assert bench.spec.parameters_digest != canonical.spec.parameters_digest
+    records = play_program(bench, benchmark_programs(bench).baseline, count=1)
+    parts = [(float(r.final_metrics["lhs_survival"]), float(r.final_metrics["lhs_secondary"])) for r in records]
+    for record, (survival, secondary) in zip(records, parts, strict=True):
+        assert record.episode_return == pytest.approx(survival + secondary, abs=1e-6)
+        assert 0.4 <= survival <= 40 * 0.04 + 1e-9  # alive 40 steps: at least 0.01 each, at most 0.04
+    feedback = bench.feedback(records)
+    assert feedback.score == survival_score(parts)
+    content = feedback.content
+    assert set(content["survival_rate_at_steps"]) == {"150", "200", "250", "300", "400"}
+    assert content["survival_rate_at_steps"]["150"] == 0.0  # 40-step Episodes
+    assert content["vitals_by_age"]["steps_1_100"]["episodes"] == 1
+    assert content["crafter_score_percent"] == crafter.crafter_score(
+        [int(r.final_metrics["achievements_mask"]) for r in records]
+    )
+    assert "long_horizon_survival_score" in content["summary"]
+    failed = EpisodeRecord(
+        split="train", index=9, status="timeout", episode_return=0.0, steps=3, terminated=False, truncated=False
+    )
+    assert bench.feedback([*records, failed]).score == survival_score([*parts, (0.0, 0.0)])
+
+
 # --- catalog ----------------------------------------------------------------------------------------------------
 
 
 @pytest.mark.catalog
-@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("name", SURVIVAL)
+def test_the_survival_heuristic_beats_the_random_walk_through_evaluate(name: str) -> None:
+    ref = BenchmarkRef(name=name, config={"max_episode_steps": 1000})
+    programs = benchmark_programs(default_registry().make(ref.name, ref.config))
+    assert programs.heuristic is not None
+    config = EvaluationConfig(episodes=6, seed=3, record_trajectories=False)
+    with LocalExecutor(ref) as executor:
+        baseline = evaluate(programs.baseline, ref, config=config, executor=executor)
+        heuristic = evaluate(programs.heuristic, ref, config=config, executor=executor)
+    assert heuristic.failures == 0
+    assert baseline.failures == 0
+    assert baseline.score is not None
+    assert heuristic.score is not None
+    print(f"{name}: baseline {baseline.score} heuristic {heuristic.score} (6 Episodes of 1000 steps, seed 3)")
+    assert heuristic.score > baseline.score * 1.25, (name, heuristic.score, baseline.score)
+
+
+@pytest.mark.catalog
+@pytest.mark.parametrize("name", CANONICAL)
 def test_the_heuristic_beats_the_random_walk_through_evaluate(name: str) -> None:
     ref = BenchmarkRef(name=name, config={"max_episode_steps": 500})
     programs = benchmark_programs(default_registry().make(ref.name, ref.config))
