@@ -146,13 +146,13 @@ def _observer(encoding: ObservationEncoding, grid_map: tuple[str, ...], tensor_t
     return lambda observation: _native(observation, tensor_type)
 
 
-def _array_of(value: Any, tensor_type: type) -> np.ndarray[Any, Any]:
-    """A TensorValue's items as a numpy array; refused if its fields were forged past its own checks."""
+def _array_of(value: Any) -> np.ndarray[Any, Any]:
+    """A TensorValue's items as a (writable, native-order) numpy array; refused if its fields were forged."""
     problem = _policy_module().tensor_problem(value.dtype, value.shape, value.data)
     if problem is not None:
         raise _refuse(value, f"an invalid TensorValue ({problem})")
-    dtype = np.dtype(value.dtype).newbyteorder("<") if value.dtype != "bool" else np.dtype(np.bool_)
-    return np.frombuffer(value.data, dtype=dtype).reshape(value.shape).astype(dtype.newbyteorder("="))
+    little = np.dtype(value.dtype).newbyteorder("<")
+    return np.frombuffer(value.data, dtype=little).reshape(value.shape).astype(little.newbyteorder("="))
 
 
 def _checked(value: Any, tensor_type: type, depth: int = 0) -> Any:
@@ -165,7 +165,7 @@ def _checked(value: Any, tensor_type: type, depth: int = 0) -> Any:
             raise _refuse(value, f"the float {value} is not finite")
         return value
     if kind is tensor_type:
-        return _array_of(value, tensor_type)
+        return _array_of(value)
     if depth >= _MAX_DEPTH:
         raise _refuse(value, f"it nests deeper than {_MAX_DEPTH} levels")
     if kind is list:
