@@ -13,8 +13,16 @@ from evoledger.kernel.execution.abi.names import (
     DEFAULT_POLICY_ABI,
     POLICY_ABIS,
     PolicyAbi,
+    check_abi_program,
     check_policy_abi,
     evopolicygym_names,
 )
 
-__all__ = ["DEFAULT_POLICY_ABI", "POLICY_ABIS", "PolicyAbi", "check_policy_abi", "evopolicygym_names"]
+__all__ = [
+    "DEFAULT_POLICY_ABI",
+    "POLICY_ABIS",
+    "PolicyAbi",
+    "check_abi_program",
+    "check_policy_abi",
+    "evopolicygym_names",
+]

@@ -32,6 +32,7 @@ __all__ = [
     "POLICY_ABIS",
     "ObservationEncoding",
     "PolicyAbi",
+    "check_abi_program",
     "check_policy_abi",
     "evopolicygym_encoding",
     "evopolicygym_names",
@@ -108,4 +109,14 @@ def check_policy_abi(policy_abi: str, benchmark: str) -> None:
         raise ConfigError(
             f"--policy-abi evopolicygym: Benchmark {benchmark!r} has no EvoPolicyGym encoding; it is accepted by "
             f"{evopolicygym_names()} (or use the default --policy-abi evoledger)"
+        )
+
+
+def check_abi_program(policy_abi: str, program: object | None) -> None:
+    """Refuse a Run under an ABI other than the default without a Program of its own (``--program``): the
+    Benchmarks' starting Programs are written to the default ABI (gymnasium spaces, numpy observations)."""
+    if policy_abi != DEFAULT_POLICY_ABI and program is None:
+        raise ConfigError(
+            f"--policy-abi {policy_abi} needs --program DIR, a Program written to that ABI: the Benchmark's starting "
+            "Programs are written to the default --policy-abi evoledger"
         )

@@ -246,6 +246,13 @@ def test_a_benchmark_without_an_evopolicygym_encoding_is_refused_in_one_line(cwd
     assert not (cwd / "out").exists()
 
 
+def test_a_run_under_the_evopolicygym_abi_needs_its_own_program(cwd: Path) -> None:
+    result = CliRunner().invoke(cli, ["run", "cartpole", "--policy-abi", "evopolicygym", "--record-to", "out"])
+    assert result.exit_code == 2, result.output
+    assert "--policy-abi evopolicygym needs --program DIR" in result.output
+    assert not (cwd / "out").exists()
+
+
 def test_the_default_abi_is_unchanged(cwd: Path) -> None:
     # nothing new is recorded for the default, so earlier records (and pinned digests) keep their bytes
     assert "policy_abi" not in RunConfig().model_dump(mode="json")
