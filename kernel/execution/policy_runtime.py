@@ -48,6 +48,7 @@ __all__ = ["CHANNEL_FD", "PolicyTemplate", "become_policy_process", "warm_up_zyg
 
 CHANNEL_FD: Final = 3
 _THIS_FILE: Final = __file__
+_RUNTIME_FILES: Final = (_THIS_FILE, str(Path(__file__).parent / "abi" / "child.py"))  # + --policy-abi's act wrapper
 _MAX_FD_FALLBACK: Final = 65536
 
 
@@ -116,7 +117,7 @@ def _policy_traceback(exc: BaseException, limit: int) -> str | None:
     """The traceback of ``exc`` without this module's frames, bounded; None if it cannot be formatted."""
     try:
         tb: TracebackType | None = exc.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename == _THIS_FILE:
+        while tb is not None and tb.tb_frame.f_code.co_filename in _RUNTIME_FILES:
             tb = tb.tb_next
         text = "".join(traceback.format_exception(type(exc), exc, tb))
         return bound_text(text, limit)

@@ -200,6 +200,17 @@ def test_evopolicygym_programs_run_unchanged_through_evaluate(
     assert _recorded_config(cwd / "record", "evaluation-started")["policy_abi"] == "evopolicygym"
 
 
+def test_a_failing_act_shows_the_programs_own_traceback(cwd: Path) -> None:
+    source = "def make_policy(context):\n    return Policy()\n\n\nclass Policy:\n    def act(self, observation):\n"
+    code, result = _evaluate(
+        _program(cwd, source + "        raise RuntimeError('boom')\n"), "cartpole", 1, "--policy-abi", "evopolicygym"
+    )
+    assert code == 6, result
+    trace = result["episodes"][0]["traceback"]
+    assert trace.splitlines()[1].endswith('policy.py", line 7, in act'), trace  # not the ABI's wrapper
+    assert "RuntimeError: boom" in trace
+
+
 @pytest.mark.skipif(_BWRAP is None, reason=f"bubblewrap cannot run here: {_WHY_NOT}")
 def test_the_module_and_conversions_work_inside_the_bwrap_sandbox(cwd: Path) -> None:
     code, result = _evaluate(
