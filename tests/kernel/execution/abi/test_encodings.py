@@ -14,6 +14,7 @@ from evoledger.kernel.authoring import EpisodeSpec
 from evoledger.kernel.execution.abi import check_policy_abi
 from evoledger.kernel.execution.abi.child import ChildAbi
 from evoledger.kernel.execution.abi.plan import child_abi_for
+from evoledger.kernel.execution.action_wire import InvalidActionValue
 from evoledger.kernel.execution.actions import conform_action
 from evoledger.kernel.execution.policy_runtime import PolicyTemplate
 from evoledger.kernel.registry import BenchmarkRef, resolve_benchmark
@@ -118,6 +119,46 @@ def test_a_tensor_observation_keeps_its_bytes(module_path: None) -> None:
     image = seen[0]["image"]
     assert image.data == bytes(range(147))
     assert np.array_equal(np.frombuffer(image.data, np.uint8).reshape(image.shape)[3, 6], [81, 82, 83])
+
+
+@pytest.mark.parametrize(
+    ("action", "message"),
+    [
+        (np.zeros(1, dtype=np.float32), "act() returned numpy.ndarray, which is not an action"),
+        (np.float32(0.5), "act() returned numpy.float32"),
+        (float("nan"), "the float nan is not finite"),
+        ([0.0, float("inf")], "the float inf is not finite"),
+        (b"\0\0\0\0", "bytes are a PolicyValue but no Benchmark of this ABI takes them"),
+        ({1: 0.0}, "a dict key of type int"),
+        (object(), "return int, float, bool, str, None, list, tuple, dict with str keys or"),
+    ],
+    ids=["ndarray", "numpy-scalar", "nan", "inf-in-list", "bytes", "int-key", "object"],
+)
+def test_what_is_not_an_action_is_refused_in_the_policy_process(module_path: None, action: Any, message: str) -> None:
+    benchmark = resolve_benchmark(BenchmarkRef(name="pendulum"))
+    abi = child_abi_for("evopolicygym", "pendulum", benchmark)
+    assert abi is not None
+    with pytest.raises(InvalidActionValue) as refused:
+        abi.wrap(lambda observation: action)(np.zeros(3, dtype=np.float32))
+    assert message in str(refused.value)
+
+
+def test_accepted_actions_reach_the_kernel_in_its_form(module_path: None) -> None:
+    pendulum = child_abi_for("evopolicygym", "pendulum", resolve_benchmark(BenchmarkRef(name="pendulum")))
+    car = child_abi_for("evopolicygym", "box2d/car-racing", resolve_benchmark(BenchmarkRef(name="box2d/car-racing")))
+    assert pendulum is not None
+    assert car is not None
+    observation = np.zeros(3, dtype=np.float32)
+    assert pendulum.wrap(lambda o: 1.5)(observation) == [1.5]
+    assert pendulum.wrap(lambda o: 1)(observation) == [1]
+    assert pendulum.wrap(lambda o: [0.25])(observation) == [0.25]
+    tensor = sys.modules["evopolicygym.policy"].TensorValue
+    steer = car.wrap(lambda o: tensor("float64", (3,), np.array([0.5, 1.0, 0.0]).tobytes()))(
+        np.zeros((96, 96, 3), np.uint8)
+    )
+    assert isinstance(steer, np.ndarray)
+    assert steer.dtype == np.float64
+    assert steer.tolist() == [0.5, 1.0, 0.0]
 
 
 def test_the_default_abi_and_unknown_benchmarks(module_path: None) -> None:

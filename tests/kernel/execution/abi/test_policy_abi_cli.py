@@ -137,14 +137,12 @@ def make_policy(context):
 INVALID_ACTIONS = {
     # a TensorValue of the wrong shape: the Environment refuses it, as it refuses any other wrong action
     "wrong-shape": ('return TensorValue("float32", (3,), struct.pack("<3f", 0.0, 0.0, 0.0))', "needs shape (1,)"),
-    # a TensorValue forged past its own checks: refused at the boundary, in the Policy process
+    # a TensorValue forged past its own checks: refused at the boundary, in the Policy process (the other values
+    # refused there are in test_encodings.py, without a process each)
     "forged": (
         'forged = TensorValue("float32", (1,), bytes(4)); object.__setattr__(forged, "data", bytes(1)); return forged',
         "an invalid TensorValue (data holds 1 bytes",
     ),
-    # not a PolicyValue at all
-    "numpy": ("return np.zeros(1, dtype=np.float32)", "act() returned numpy.ndarray, which is not an action"),
-    "nan": ('return float("nan")', "is not finite"),
 }
 
 
