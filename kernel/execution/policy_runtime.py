@@ -164,6 +164,8 @@ def warm_up_zygote(template: PolicyTemplate, rounds: int = 20) -> None:
     Python specializes bytecode in place as it runs; code first run in a Policy child is rewritten there, and each
     rewritten page is copied (copy-on-write) in every child. Run here once, it is already specialized when forked.
     Nothing of an Episode is involved: a zero observation of the space's shape, the action ``0``."""
+    if template.policy_abi is not None:  # --policy-abi: its module imported here once, not in every child
+        template.policy_abi.prepare()
     for round_ in range(rounds):
         _rehearse_steps(template)
         _flush_stdio()

@@ -73,6 +73,11 @@ class ChildAbi:
     grid_map: tuple[str, ...] = ()
     """``grid``: the map's rows, one character per tile."""
 
+    def prepare(self) -> None:
+        """In the zygote, before it forks: put ``site/`` on ``sys.path`` and import ``evopolicygym.policy`` once (an
+        import per Episode cost milliseconds: the package's namespace lookup walks all of ``sys.path``)."""
+        _policy_module()
+
     def context(self, template: Any, policy_seed: int) -> Any:
         """The ``evopolicygym.policy.PolicyContext`` for ``make_policy`` (imports that module first)."""
         module = _policy_module()
