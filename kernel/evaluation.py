@@ -26,6 +26,7 @@ from evoledger.kernel.execution import (
 )
 from evoledger.kernel.execution.abi import DEFAULT_POLICY_ABI, PolicyAbi
 from evoledger.kernel.registry import BenchmarkRef, BenchmarkRegistry
+from evoledger.ledger.errors import ConfigError
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 if TYPE_CHECKING:
@@ -146,6 +147,11 @@ def evaluate(
     used = getattr(executor, "isolation", None) if executor is not None else resolve_isolation(config.isolation)
     if isinstance(used, IsolationChoice):
         config = config.model_copy(update={"isolation": used.isolation})
+    ran_under = getattr(executor, "policy_abi", config.policy_abi)
+    if ran_under != config.policy_abi:  # the record must name the ABI the Programs ran under
+        raise ConfigError(
+            f"the executor runs Programs under policy_abi {ran_under!r}, the config names {config.policy_abi!r}"
+        )
     ref = _as_ref(benchmark)
     with contextlib.ExitStack() as stack:
         # Started first, waited for at the first Episode: the workers' start-up (a fresh interpreter each, maybe a

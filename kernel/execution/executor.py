@@ -253,6 +253,8 @@ class LocalExecutor:
         """The isolation in use (``local`` or ``bwrap``), and why when ``auto`` fell back to ``local``."""
         self._bwrap = bwrap_path() if self.isolation.isolation == "bwrap" else None
         # allow_import=False: the workers build the Benchmark by registry name only (a name read from a record)
+        self.policy_abi = policy_abi
+        """The contract the Policy Programs are run under (``--policy-abi``)."""
         message: dict[str, Any] = {"ref": benchmark.model_dump(mode="json"), "allow_import": allow_import}
         if policy_abi != DEFAULT_POLICY_ABI:  # --policy-abi (abi/): refused here for a Benchmark without it
             check_policy_abi(policy_abi, benchmark.name)

@@ -17,9 +17,12 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from evoledger.kernel.cli import cli
-from evoledger.kernel.evaluation import EvaluationConfig
+from evoledger.kernel.evaluation import EvaluationConfig, evaluate
+from evoledger.kernel.execution import LocalExecutor
 from evoledger.kernel.execution.isolation import probe_bwrap
+from evoledger.kernel.registry import BenchmarkRef
 from evoledger.kernel.run import RunConfig
+from evoledger.ledger.errors import ConfigError
 
 CARTPOLE = """
 from evopolicygym.policy import PolicyContext, PolicyValue
@@ -273,3 +276,12 @@ def test_the_default_abi_is_unchanged(cwd: Path) -> None:
     (episode,) = result["episodes"]
     assert episode["status"] == "exception"
     assert "No module named 'evopolicygym'" in episode["failure"]
+
+
+def test_evaluate_refuses_an_executor_running_another_abi(cwd: Path) -> None:
+    config = EvaluationConfig(policy_abi="evopolicygym", episodes=1, isolation="local")
+    with (
+        LocalExecutor(BenchmarkRef(name="cartpole"), isolation="local", wait_until_ready=False) as executor,
+        pytest.raises(ConfigError, match="the executor runs Programs under policy_abi 'evoledger'"),
+    ):
+        evaluate(_program(cwd, CARTPOLE), "cartpole", config=config, executor=executor)
