@@ -269,18 +269,16 @@ def _serve(channel: FrameChannel, template: PolicyTemplate, cpu: int | None) -> 
     try:
         _apply_limits(config["memory_bytes"], int(config["cpu_seconds"]))
         _seed_everything(template, policy_seed)
-        abi = template.policy_abi
-        context = (
-            PolicyContext(
-                observation_space=template.observation_space,
-                action_space=template.action_space,
-                metadata=dict(template.metadata),
-                environment_parameters=dict(template.environment_parameters),
-                policy_seed=policy_seed,
-            )
-            if abi is None
-            else abi.context(template, policy_seed)  # --policy-abi: that ABI's module and context (abi/child.py)
+        context = PolicyContext(
+            observation_space=template.observation_space,
+            action_space=template.action_space,
+            metadata=dict(template.metadata),
+            environment_parameters=dict(template.environment_parameters),
+            policy_seed=policy_seed,
         )
+        abi = template.policy_abi
+        if abi is not None:  # --policy-abi: that ABI's module and context (abi/child.py)
+            context = abi.context(template, policy_seed)
         act = _load_policy(Path(config["program_dir"]), context).act
         if abi is not None:  # --policy-abi: its conversions around act, once; the loop below is the same for all
             act = abi.wrap(act)
