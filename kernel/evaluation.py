@@ -24,8 +24,10 @@ from evoledger.kernel.execution import (
     PolicyLimits,
     resolve_isolation,
 )
+from evoledger.kernel.execution.abi import DEFAULT_POLICY_ABI, PolicyAbi
 from evoledger.kernel.registry import BenchmarkRef, BenchmarkRegistry
-from pydantic import BaseModel, ConfigDict, Field
+from evoledger.ledger.errors import ConfigError
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 if TYPE_CHECKING:
     from evoledger.kernel.authoring import Benchmark
@@ -57,6 +59,21 @@ class EvaluationConfig(BaseModel):
         "/proc or the record directory), local (plain processes), auto (bwrap where it is installed and works, else "
         "local). The record keeps the one used.",
     )
+    policy_abi: PolicyAbi = Field(
+        default="evoledger",
+        description="The contract Policy Programs are written to: evoledger (make_policy with gymnasium spaces, "
+        "observations as the Environment makes them) or evopolicygym (EvoPolicyGym 0.3 Programs unchanged: "
+        "evopolicygym.policy, its observation and action encodings; only for the Benchmarks that have them). "
+        "Recorded only when not the default.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_default_policy_abi(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """The default ABI is not written, so records made before ``--policy-abi`` existed keep their bytes."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("policy_abi") == DEFAULT_POLICY_ABI:
+            del data["policy_abi"]
+        return data
 
 
 class EpisodeResult(BaseModel):
@@ -130,12 +147,23 @@ def evaluate(
     used = getattr(executor, "isolation", None) if executor is not None else resolve_isolation(config.isolation)
     if isinstance(used, IsolationChoice):
         config = config.model_copy(update={"isolation": used.isolation})
+    ran_under = getattr(executor, "policy_abi", config.policy_abi)
+    if ran_under != config.policy_abi:  # the record must name the ABI the Programs ran under
+        raise ConfigError(
+            f"the executor runs Programs under policy_abi {ran_under!r}, the config names {config.policy_abi!r}"
+        )
     ref = _as_ref(benchmark)
     with contextlib.ExitStack() as stack:
         # Started first, waited for at the first Episode: the workers' start-up (a fresh interpreter each, maybe a
         # sandbox) overlaps building the Benchmark, the ledger and the Program snapshot.
         runner = executor or stack.enter_context(
-            LocalExecutor(ref, workers=config.workers, isolation=config.isolation, wait_until_ready=False)
+            LocalExecutor(
+                ref,
+                workers=config.workers,
+                isolation=config.isolation,
+                wait_until_ready=False,
+                policy_abi=config.policy_abi,
+            )
         )
         # Imported only now: the Event schema, the ledger and the Benchmarks load while the workers start.
         from evoledger.kernel.evaluation_run import run_evaluation

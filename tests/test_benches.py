@@ -23,6 +23,7 @@ SMOKE_RUNS = {
     "visual_evidence_bench.py": (["--episodes", "2", "--steps", "30", "--repeat", "1"], "per Feedback"),
     "trajectory_storage_bench.py": (["--steps", "8", "--episodes", "1", "--repeat", "1"], "bytes/step stored"),
     "image_stepping_bench.py": (["--steps", "60", "--rounds", "1", "--toy-only"], "of in-process"),
+    "policy_abi_bench.py": (["--episodes", "1", "--rounds", "1"], "evopolicygym / evoledger"),
 }
 
 

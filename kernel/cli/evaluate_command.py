@@ -120,7 +120,13 @@ def evaluate_command(
     # The workers start first and are waited for at the first Episode: their start-up overlaps all that follows,
     # including the imports below (rich; the Benchmarks with numpy and gymnasium), which this module does not pay.
     executor = click.get_current_context().with_resource(
-        LocalExecutor(ref, workers=config.workers, isolation=config.isolation, wait_until_ready=False)
+        LocalExecutor(
+            ref,
+            workers=config.workers,
+            isolation=config.isolation,
+            wait_until_ready=False,
+            policy_abi=config.policy_abi,
+        )
     )
     with _loading():
         from evoledger.kernel.authoring import starting_program

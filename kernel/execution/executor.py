@@ -29,9 +29,10 @@ from collections import deque
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 from types import TracebackType
-from typing import Final, Protocol, Self, runtime_checkable
+from typing import Any, Final, Protocol, Self, runtime_checkable
 
 import orjson
+from evoledger.kernel.execution.abi import DEFAULT_POLICY_ABI, check_policy_abi
 from evoledger.kernel.execution.channel import ChannelClosed, ChannelTimeout, FrameChannel
 from evoledger.kernel.execution.isolation import IsolationChoice, bwrap_path, resolve_isolation
 from evoledger.kernel.execution.messages import (
@@ -229,6 +230,7 @@ class LocalExecutor:
     ``wait_until_ready=False`` returns as soon as the worker processes are started, so that their start-up (a fresh
     interpreter each) overlaps the caller's own preparation; the first :meth:`run` waits for them (and raises
     their start-up errors).
+    ``policy_abi``: the contract Policy Programs are run under (:mod:`~.abi`; default: the kernel's own).
     """
 
     def __init__(
@@ -241,6 +243,7 @@ class LocalExecutor:
         isolation: str = "local",
         allow_import: bool = True,
         wait_until_ready: bool = True,
+        policy_abi: str = DEFAULT_POLICY_ABI,
     ) -> None:
         if not isinstance(benchmark, BenchmarkRef):
             raise ConfigError(f"benchmark must be a BenchmarkRef, got {type(benchmark).__name__}")
@@ -250,7 +253,13 @@ class LocalExecutor:
         """The isolation in use (``local`` or ``bwrap``), and why when ``auto`` fell back to ``local``."""
         self._bwrap = bwrap_path() if self.isolation.isolation == "bwrap" else None
         # allow_import=False: the workers build the Benchmark by registry name only (a name read from a record)
-        self._benchmark_json = orjson.dumps({"ref": benchmark.model_dump(mode="json"), "allow_import": allow_import})
+        self.policy_abi = policy_abi
+        """The contract the Policy Programs are run under (``--policy-abi``)."""
+        message: dict[str, Any] = {"ref": benchmark.model_dump(mode="json"), "allow_import": allow_import}
+        if policy_abi != DEFAULT_POLICY_ABI:  # --policy-abi (abi/): refused here for a Benchmark without it
+            check_policy_abi(policy_abi, benchmark.name)
+            message["policy_abi"] = policy_abi
+        self._benchmark_json = orjson.dumps(message)
         self._startup_timeout = startup_timeout
         cpus = sorted(os.sched_getaffinity(0))
         self._cpus: list[int | None] = [cpus[i % len(cpus)] if pin_cpus else None for i in range(workers)]

@@ -12,7 +12,7 @@ Worker <-> Policy child (the child is untrusted: nothing it sends is ever unpick
 
 Coordinator <-> worker (both are ours)::
 
-    coordinator -> worker   B  JSON {ref: the BenchmarkRef, allow_import} (first frame)
+    coordinator -> worker   B  JSON {ref: the BenchmarkRef, allow_import[, policy_abi]} (first frame)
                             T  a task: JSON (task_to_json)
                             Q  quit
     worker -> coordinator   H  hello: JSON {pid} once the Benchmark is resolved and a Policy child is ready

@@ -30,28 +30,32 @@ import traceback
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType, TracebackType
-from typing import Any, Final, NoReturn
+from typing import TYPE_CHECKING, Any, Final, NoReturn
 
 import numpy as np
 import orjson
-from evoledger.kernel.execution.action_wire import decode_action, encode_action
+from evoledger.kernel.execution.action_wire import InvalidActionValue, decode_action, encode_action
 from evoledger.kernel.execution.capture import bound_text
 from evoledger.kernel.execution.channel import ChannelClosed, FrameChannel
 from evoledger.kernel.execution.context import PolicyContext
 from evoledger.kernel.execution.messages import TO_CHILD_OBSERVATION, TO_CHILD_START
 from evoledger.kernel.execution.values import decode_wire, encode_wire
 
+if TYPE_CHECKING:
+    from evoledger.kernel.execution.abi.child import ChildAbi
+
 __all__ = ["CHANNEL_FD", "PolicyTemplate", "become_policy_process", "warm_up_zygote"]
 
 CHANNEL_FD: Final = 3
 _THIS_FILE: Final = __file__
+_RUNTIME_FILES: Final = (_THIS_FILE, str(Path(__file__).parent / "abi" / "child.py"))  # + --policy-abi's act wrapper
 _MAX_FD_FALLBACK: Final = 65536
 
 
 class PolicyTemplate:
     """What every Policy child starts from: the Benchmark's public description (held by the zygote)."""
 
-    __slots__ = ("action_space", "environment_parameters", "metadata", "observation_space")
+    __slots__ = ("action_space", "environment_parameters", "metadata", "observation_space", "policy_abi")
 
     def __init__(
         self,
@@ -59,11 +63,14 @@ class PolicyTemplate:
         action_space: Any,
         metadata: Mapping[str, Any],
         environment_parameters: Mapping[str, Any],
+        policy_abi: ChildAbi | None = None,
     ) -> None:
         self.observation_space = observation_space
         self.action_space = action_space
         self.metadata = metadata
         self.environment_parameters = environment_parameters
+        self.policy_abi = policy_abi
+        """``--policy-abi`` other than the default (:mod:`~.abi`): its context and conversions; None: the kernel's."""
 
 
 class _PolicyFailure(Exception):
@@ -110,7 +117,7 @@ def _policy_traceback(exc: BaseException, limit: int) -> str | None:
     """The traceback of ``exc`` without this module's frames, bounded; None if it cannot be formatted."""
     try:
         tb: TracebackType | None = exc.__traceback__
-        while tb is not None and tb.tb_frame.f_code.co_filename == _THIS_FILE:
+        while tb is not None and tb.tb_frame.f_code.co_filename in _RUNTIME_FILES:
             tb = tb.tb_next
         text = "".join(traceback.format_exception(type(exc), exc, tb))
         return bound_text(text, limit)
@@ -129,6 +136,8 @@ def _describe(exc: BaseException) -> str:
 def _failure_from(exc: BaseException, trace_limit: int) -> _PolicyFailure:
     if isinstance(exc, _PolicyFailure):
         return exc
+    if isinstance(exc, InvalidActionValue):  # --policy-abi: its conversion refused what act returned (abi/child.py)
+        return _PolicyFailure("invalid_action", bound_text(_action_refusal(exc), 2000))
     code = "memory" if isinstance(exc, MemoryError) else "exception"
     return _PolicyFailure(code, bound_text(_describe(exc), 2000), _policy_traceback(exc, trace_limit))
 
@@ -155,6 +164,8 @@ def warm_up_zygote(template: PolicyTemplate, rounds: int = 20) -> None:
     Python specializes bytecode in place as it runs; code first run in a Policy child is rewritten there, and each
     rewritten page is copied (copy-on-write) in every child. Run here once, it is already specialized when forked.
     Nothing of an Episode is involved: a zero observation of the space's shape, the action ``0``."""
+    if template.policy_abi is not None:  # --policy-abi: its module imported here once, not in every child
+        template.policy_abi.prepare()
     for round_ in range(rounds):
         _rehearse_steps(template)
         _flush_stdio()
@@ -265,7 +276,12 @@ def _serve(channel: FrameChannel, template: PolicyTemplate, cpu: int | None) -> 
             environment_parameters=dict(template.environment_parameters),
             policy_seed=policy_seed,
         )
+        abi = template.policy_abi
+        if abi is not None:  # --policy-abi: that ABI's module and context (abi/child.py)
+            context = abi.context(template, policy_seed)
         act = _load_policy(Path(config["program_dir"]), context).act
+        if abi is not None:  # --policy-abi: its conversions around act, once; the loop below is the same for all
+            act = abi.wrap(act)
     except BaseException as exc:
         _report(channel, _failure_from(exc, trace_limit))
         return

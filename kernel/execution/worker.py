@@ -37,6 +37,7 @@ from pathlib import Path
 import gymnasium  # noqa: F401  (pre-imported so every Policy child starts with it loaded)
 import numpy  # noqa: F401
 import orjson
+from evoledger.kernel.execution.abi.plan import child_abi_for
 from evoledger.kernel.execution.channel import ChannelClosed, FrameChannel
 from evoledger.kernel.execution.episode_runner import EpisodeRunner
 from evoledger.kernel.execution.messages import (
@@ -69,7 +70,7 @@ class _Sandboxes:
         self.programs = programs
         self.current: Zygote | None = first
 
-    def launcher(self, template: tuple[object, object, object, object]) -> Callable[[], Zygote]:
+    def launcher(self, template: tuple[object, ...]) -> Callable[[], Zygote]:
         unused = [self.current] if self.current is not None else []
 
         def launch() -> Zygote:
@@ -97,12 +98,13 @@ def _start(channel: FrameChannel, zygote: Zygote | None, sandboxes: _Sandboxes |
         benchmark = resolve_benchmark(ref, allow_import=message["allow_import"] is True)
         spec = benchmark.spec
         template = (benchmark.observation_space, benchmark.action_space, spec.metadata, spec.environment_parameters)
+        abi = child_abi_for(message.get("policy_abi"), ref.name, benchmark)  # --policy-abi; None: the default
         if sandboxes is not None:
-            launch = sandboxes.launcher(template)
+            launch = sandboxes.launcher((*template, abi))
             runner = EpisodeRunner(benchmark, launch(), relaunch=launch, programs=sandboxes.programs)
         else:
             assert zygote is not None  # main passes exactly one of the two
-            zygote.send_template(*template)
+            zygote.send_template(*template, abi)
             runner = EpisodeRunner(benchmark, zygote)
         runner.warm_up()
         # What is alive now lives as long as the worker: spare the collector from walking it again and again

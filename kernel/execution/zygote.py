@@ -123,7 +123,7 @@ def _zygote_loop(sock: socket.socket, cpu: int | None, sandboxed: bool = False) 
             if kind in (b"I", b"J"):
                 chunks.append(body)
                 if kind == b"J":
-                    fields: tuple[Any, Any, Any, Any] = pickle.loads(b"".join(chunks))
+                    fields: tuple[Any, ...] = pickle.loads(b"".join(chunks))
                     template = PolicyTemplate(*fields)
                     chunks.clear()
                     warm_up_zygote(template)
@@ -262,9 +262,13 @@ class Zygote:
             self._spares.append(SpareChild(pid, channel, log_fd))
         return kind, body
 
-    def send_template(self, observation_space: Any, action_space: Any, metadata: Any, parameters: Any) -> None:
-        """Give the zygote the Benchmark's public description (once, before the first fork)."""
-        data = pickle.dumps((observation_space, action_space, dict(metadata), dict(parameters)))
+    def send_template(
+        self, observation_space: Any, action_space: Any, metadata: Any, parameters: Any, policy_abi: Any = None
+    ) -> None:
+        """Give the zygote the Benchmark's public description (once, before the first fork); ``policy_abi``: a
+        :class:`~.abi.child.ChildAbi` for ``--policy-abi`` other than the default."""
+        fields = (observation_space, action_space, dict(metadata), dict(parameters))
+        data = pickle.dumps(fields if policy_abi is None else (*fields, policy_abi))
         chunks = [data[i : i + _CHUNK] for i in range(0, len(data), _CHUNK)] or [b""]
         for i, chunk in enumerate(chunks):
             self._send((b"J" if i == len(chunks) - 1 else b"I") + chunk)

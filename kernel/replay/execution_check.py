@@ -191,6 +191,7 @@ def check_execution(
                 workers=bounded_workers(config.workers, workers),
                 isolation=isolation,
                 allow_import=trust_benchmark,
+                policy_abi=config.policy_abi,  # the recorded one: the Programs were written to it
             ) as executor:
                 outcomes = executor.run([task for _, task in runnable])
                 if on_episode is not None:

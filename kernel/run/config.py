@@ -2,14 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Literal, Self
+from typing import Any, Literal, Self
 
 from evoledger.kernel.agents.sandbox import AgentIsolation
 from evoledger.kernel.execution import Isolation, PolicyLimits
+from evoledger.kernel.execution.abi import DEFAULT_POLICY_ABI, PolicyAbi, check_policy_abi
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.ledger.errors import ConfigError
 from evoledger.projections.refunds import DEFAULT_REFUND_FRACTION, DEFAULT_REFUND_MINIMUM, RefundRule
-from pydantic import BaseModel, ConfigDict, Field, model_validator
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer, model_validator
 
 __all__ = [
     "PROTOCOL_EPISODE_CAP",
@@ -184,6 +185,21 @@ class RunConfig(BaseModel):
     )
     infra_refunds: InfraRefundConfig = Field(default_factory=InfraRefundConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
+    policy_abi: PolicyAbi = Field(
+        default="evoledger",
+        description="The contract Policy Programs are written to: evoledger (make_policy with gymnasium spaces, "
+        "observations as the Environment makes them) or evopolicygym (EvoPolicyGym 0.3 Programs unchanged: "
+        "evopolicygym.policy, its observation and action encodings; only for the Benchmarks that have them). "
+        "Recorded only when not the default.",
+    )
+
+    @model_serializer(mode="wrap")
+    def _omit_default_policy_abi(self, handler: SerializerFunctionWrapHandler) -> Any:
+        """The default ABI is not written, so records made before ``--policy-abi`` existed keep their bytes."""
+        data = handler(self)
+        if isinstance(data, dict) and data.get("policy_abi") == DEFAULT_POLICY_ABI:
+            del data["policy_abi"]
+        return data
 
     @property
     def pool_size(self) -> int:
@@ -207,6 +223,8 @@ class RunConfig(BaseModel):
 
     @model_validator(mode="after")
     def _cross_field(self) -> Self:
+        if self.policy_abi != DEFAULT_POLICY_ABI:  # before anything is created: a Benchmark without it is refused
+            check_policy_abi(self.policy_abi, self.benchmark.name)
         if self.finish_budget_policy == "require_budget_exhaustion":
             reachable = self.submission_limit * self.episodes_per_submission
             if reachable < self.episode_budget:

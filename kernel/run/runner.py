@@ -134,7 +134,9 @@ def continue_run(
     ``config.agent_isolation`` (``auto`` is resolved here if the caller has not); a sandboxed Agent never sees
     ``signing_key``'s file nor the user's evoledger folders.
     """
-    with LocalExecutor(config.benchmark, workers=config.workers, isolation=config.isolation) as executor:
+    with LocalExecutor(
+        config.benchmark, workers=config.workers, isolation=config.isolation, policy_abi=config.policy_abi
+    ) as executor:
         live = LiveRun.open(
             ledger=ledger, layout=layout, config=config, benchmark=benchmark, plan=plan, executor=executor
         )

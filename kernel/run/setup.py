@@ -18,6 +18,7 @@ from pathlib import Path
 from evoledger import __version__
 from evoledger.kernel.authoring import Benchmark, starting_program
 from evoledger.kernel.authoring.keyed_seeds import new_run_key, run_key_from_seed
+from evoledger.kernel.execution.abi import check_abi_program
 from evoledger.kernel.planning import PlannedEpisode, plan_commitment, plan_episodes, secret_seeds
 from evoledger.kernel.registry import BenchmarkRegistry, default_registry
 from evoledger.kernel.run.config import RunConfig
@@ -126,6 +127,7 @@ def create_run(
     already holds a Run (resume it instead). With ``signing_key`` the Run names its public key in ``run-created``
     and every head manifest is signed into ``ledger.sig`` (``ledger.signing``).
     """
+    check_abi_program(config.policy_abi, initial_program)  # --policy-abi: the starting Programs fit the default only
     layout = RunLayout(Path(root).resolve())  # absolute: the Agent runs elsewhere and gets these paths
     if (layout.root / "ledger.sqlite").exists() or (layout.root / "ledger.head").exists():
         raise LedgerExistsError(
