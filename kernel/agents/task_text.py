@@ -28,7 +28,8 @@ class TaskFacts:
     ``validation_episodes`` is how many private Validation Episodes each Candidate runs (never their seeds);
     ``bulk_retention_bytes`` the bulk-Feedback retention limit (``None``: unlimited); ``resumed`` that this
     Agent process continues a Run after a restart (the text then says so up front); ``skills`` the file names of the
-    read-only guides (Agent Skills) placed in ``skills_dir`` (empty: none, and the text does not mention them).
+    read-only guides (Agent Skills) placed in ``skills_dir`` (empty: none, and the text does not mention them);
+    ``policy_abi`` the Policy ABI (``"evopolicygym"`` adds that contract's values to the Policy contract).
     """
 
     benchmark: BenchmarkSpec
@@ -47,6 +48,8 @@ class TaskFacts:
     resumed: bool = False
     skills: tuple[str, ...] = ()
     skills_dir: str = "skills"
+    policy_abi: str = "evoledger"
+    """The Policy ABI the Run executes Programs under (``--policy-abi``); the default text when ``"evoledger"``."""
 
     def __post_init__(self) -> None:
         for name in ("episode_budget", "pool_size", "max_submissions", "max_episodes_per_submission"):
@@ -93,6 +96,17 @@ def selector_examples(pool_size: int) -> tuple[str, str, str]:
     if pool_size >= 2:
         return f"0:{pool_size}", ", ".join(str(i) for i in range(last)) + f" and {last}", str(last)
     return "0:1", "0", "0"
+
+
+_EVOPOLICYGYM_CONTRACT: Final = (
+    "\n\nThis Run executes Programs under the EvoPolicyGym 0.3 Policy ABI (`--policy-abi evopolicygym`): "
+    "`from evopolicygym.policy import PolicyContext, TensorValue` works inside the Policy process, "
+    "`context.observation_space` and `context.action_space` are plain-data descriptions (dicts with a `type`), "
+    "observations follow EvoPolicyGym's encoding for this Benchmark (arrays arrive as "
+    "`TensorValue(dtype, shape, data)` with dense little-endian bytes), and an action is a PolicyValue (None, bool, "
+    "int, finite float, str, list, tuple, dict with str keys, or a `TensorValue`). A numpy value, a non-finite "
+    "float or a malformed `TensorValue` as an action is an invalid action."
+)
 
 
 def render_task_text(facts: TaskFacts) -> str:
@@ -212,7 +226,8 @@ def render_task_text(facts: TaskFacts) -> str:
         "as its `low` or `high` (`null`: unbounded). Files of the "
         "Program can be read relative to `Path(__file__).parent`. `print()` is allowed. An exception, an invalid "
         "action or exceeding the Policy time limit (which excludes Environment time) is a Policy failure; the "
-        "traceback of a failure in your submitted Episodes appears in their Feedback.",
+        "traceback of a failure in your submitted Episodes appears in their Feedback."
+        + (_EVOPOLICYGYM_CONTRACT if facts.policy_abi == "evopolicygym" else ""),
         "## Feedback retention\n"
         f"{retention} When the limit is exceeded the bulk Artifacts of the oldest submissions are deleted first. "
         "The newest submission's Artifacts, permanent Artifacts, the compact Feedback "

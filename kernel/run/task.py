@@ -29,5 +29,6 @@ def task_text_for(
             bulk_retention_bytes=config.bulk_feedback_retention_bytes,
             resumed=resumed,
             skills=skills,
+            policy_abi=config.policy_abi,
         )
     )

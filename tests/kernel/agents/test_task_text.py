@@ -145,6 +145,16 @@ def test_resumed_runs_say_so_up_front() -> None:
     assert "`evoledger-session status` tells what is left" in resumed
 
 
+def test_an_evopolicygym_run_states_that_contract_and_the_default_text_is_unchanged() -> None:
+    default = render_task_text(_facts())
+    assert render_task_text(_facts(policy_abi="evoledger")) == default
+    assert "evopolicygym" not in default
+    epg = render_task_text(_facts(policy_abi="evopolicygym"))
+    contract = epg[epg.index("## Policy contract") : epg.index("## Feedback retention")]
+    assert "from evopolicygym.policy import PolicyContext, TensorValue" in contract
+    assert "TensorValue(dtype, shape, data)" in contract
+
+
 def test_minimize_direction_and_custom_names() -> None:
     facts = _facts(benchmark=_spec(score_direction="minimize"), session_command="/opt/bin/evoledger-session")
     text = render_task_text(facts)
