@@ -204,9 +204,9 @@ def test_timeout_uses_the_injected_clock(tmp_path: Path) -> None:
 
 def test_stop_with_grace_lets_the_agent_exit_cleanly(tmp_path: Path) -> None:
     code = """
-    import signal, sys, time
+    import os, signal, sys, time
     def bye(*_):
-        print("terminated", flush=True)
+        os.write(1, b"terminated\\n")  # not print(): SIGTERM may land while print("ready") is still flushing
         sys.exit(0)
     signal.signal(signal.SIGTERM, bye)
     print("ready", flush=True)
