@@ -248,3 +248,20 @@ def test_tail_buffer_is_bounded_and_keeps_the_newest_bytes(chunks: list[bytes], 
         kept = value.split(b"]\n", 1)[1]
         assert everything.endswith(kept)
         assert len(kept) >= limit - 60
+
+
+def test_frames_that_arrive_together_or_in_pieces_are_each_received_whole() -> None:
+    left, right = _pair()
+    left.sock.sendall(struct.pack("<I", 1) + b"a" + struct.pack("<I", 2) + b"bc")  # two frames in one read
+    assert right.receive() == b"a"
+    assert right.receive() == b"bc"
+    left.sock.sendall(struct.pack("<I", 5) + b"de")  # a frame in two pieces
+
+    def rest() -> None:
+        time.sleep(0.05)
+        left.sock.sendall(b"fgh")
+
+    thread = threading.Thread(target=rest)
+    thread.start()
+    assert right.receive() == b"defgh"
+    thread.join()
