@@ -244,13 +244,26 @@ def _worker_cpu_seconds(executor: LocalExecutor) -> float:
     return total
 
 
+def _knows(name: str) -> bool:
+    """Whether this evoledger has Benchmark ``name`` (asked so that ``--baseline`` can measure older checkouts too)."""
+    registry = default_registry()
+    knows = getattr(registry, "knows", None)
+    if knows is not None:
+        return bool(knows(name))
+    try:
+        resolve_benchmark(BenchmarkRef(name=name))
+    except Exception:
+        return False
+    return True
+
+
 def _stepping(root: Path, episodes: int, runs: int) -> dict[str, dict[str, float]]:
     """Per Benchmark: steps/s through the Policy process, in-process, raw round trips/s, and the limit; each also
     per second of CPU time (``*_cpu``: what a quiet machine would show, whatever else runs on this one)."""
     cases: list[tuple[str, BenchmarkRef, str, Callable[[int], tuple[float, float]]]] = [
         ("toy-counter", BenchmarkRef(name="toy-counter", config=_LONG_TOY), TRIVIAL_POLICY, _in_process_toy)
     ]
-    if default_registry().knows("cartpole"):
+    if _knows("cartpole"):
         cases.append(("cartpole", BenchmarkRef(name="cartpole"), CARTPOLE_POLICY, _in_process_cartpole))
     figures: dict[str, dict[str, float]] = {}
     for name, ref, source, in_process in cases:
