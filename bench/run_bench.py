@@ -1,6 +1,6 @@
 """The README's main job, ``evoledger run``, timed against two baselines measured in the same run.
 
-Run: ``python bench/run_bench.py [--seed 1] [--repeat 3]``. For each repetition it times, as subprocesses:
+Run: ``python bench/run_bench.py [--seed 1] [--repeat 3] [--quick]``. For each repetition it times, as subprocesses:
 
 * ``evoledger run --seed S`` (the default CartPole Run with the built-in hill-climb Agent), end to end;
 * ``python -c pass``, a bare interpreter start (the floor of any command);
@@ -9,6 +9,7 @@ Run: ``python bench/run_bench.py [--seed 1] [--repeat 3]``. For each repetition 
 
 It prints each wall time, the Run's ratio to the other two, the Assessment score, and how many submissions and
 Episodes the Agent needed. The machine is noisy: compare the ratios, not the seconds, and run it a few times.
+``--quick`` (the test suite's smoke run) times a 6-Episode Run with one Validation and one Assessment Episode instead.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from evoledger.kernel.run import RunConfig
+from evoledger.kernel.run import AssessmentConfig, RunConfig, ValidationConfig
 from evoledger.ledger.events import SubmissionAccepted
 from evoledger.ledger.snapshots import materialize_program
 from evoledger.ledger.store import Ledger
@@ -56,12 +57,17 @@ def _selected_program(run_dir: Path, selected: str, into: Path) -> None:
     raise SystemExit(f"{run_dir} records no submission {selected}")
 
 
-def _once(seed: int, root: Path) -> dict[str, Any]:
+_QUICK = RunConfig(episode_budget=6, validation=ValidationConfig(episodes=1), assessment=AssessmentConfig(episodes=1))
+_QUICK_ARGS = ["--episode-budget", "6", "--validation-episodes", "1", "--assessment-episodes", "1"]
+
+
+def _once(seed: int, root: Path, quick: bool) -> dict[str, Any]:
     bare = statistics.median(_timed([sys.executable, "-c", "pass"], root) for _ in range(5))
     run_dir = root / "run"
-    run_time = _timed([*_CLI, "run", "--seed", str(seed), "--record-to", str(run_dir)], root)
+    sizes = _QUICK_ARGS if quick else []
+    run_time = _timed([*_CLI, "run", "--seed", str(seed), *sizes, "--record-to", str(run_dir)], root)
     report = json.loads((run_dir / "host" / "report.json").read_text(encoding="utf-8"))
-    defaults = RunConfig()
+    defaults = _QUICK if quick else RunConfig()
     played = report["budget_used"] + defaults.validation.episodes * len(report["validation"])
     played += defaults.assessment.episodes
     program = root / "selected"
@@ -84,14 +90,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--quick", action="store_true", help="a 6-Episode Run instead of the default (a smoke run)")
     args = parser.parse_args()
-    table = Table(title="evoledger run (default CartPole Run, built-in hill-climb Agent)")
+    what = "6-Episode" if args.quick else "default"
+    table = Table(title=f"evoledger run ({what} CartPole Run, built-in hill-climb Agent)")
     for column in ("seed", "run s", "x python -c pass", "x evaluate (same Program, Episodes)", "assessment", "subs"):
         table.add_column(column, justify="right")
     for k in range(args.repeat):
         root = Path(tempfile.mkdtemp(prefix="evr-", dir="/tmp"))  # short: Unix socket paths are limited
         try:
-            r = _once(args.seed + k, root)
+            r = _once(args.seed + k, root, args.quick)
         finally:
             shutil.rmtree(root, ignore_errors=True)
         table.add_row(

@@ -4,14 +4,19 @@
 ``HYPOTHESIS_PROFILE=ci``) runs more examples and longer stateful programs for tests that take their
 example counts from the profile (the protocol and ledger state machines do). Every test runs with
 ``EVOLEDGER_HOME`` in a temporary folder, so Runs recorded through the CLI never touch the user's signing key.
+``readme_main_run`` is the README's main job, run once for the session by the tests that only read it.
 """
 
 from __future__ import annotations
 
 import os
+import shutil
+import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
+from evoledger.tests.support.readme_run import MainJobRun, run_main_job
 from hypothesis import HealthCheck, settings
 
 settings.register_profile(
@@ -38,3 +43,13 @@ def _private_evoledger_home(tmp_path_factory: pytest.TempPathFactory) -> Iterato
     with pytest.MonkeyPatch.context() as patch:
         patch.setenv("EVOLEDGER_HOME", str(tmp_path_factory.mktemp("evoledger-home") / "home"))
         yield
+
+
+@pytest.fixture(scope="session")
+def readme_main_run(_private_evoledger_home: None) -> Iterator[MainJobRun]:
+    """The README's main job (the default CartPole Run), run once; tests read it and must not change it."""
+    root = Path(tempfile.mkdtemp(prefix="evm-", dir="/tmp"))  # short: Unix socket paths are limited
+    try:
+        yield run_main_job(root)
+    finally:
+        shutil.rmtree(root, ignore_errors=True)

@@ -19,7 +19,7 @@ SMOKE_RUNS = {
     "stepping_ceiling_bench.py": (["--steps", "1500", "--rounds", "1"], "of the limit"),
     "export_bench.py": (["--steps", "2000", "--repeat", "1"], "steps"),
     "startup_bench.py": (["--quick"], "x bare python"),
-    "run_bench.py": (["--repeat", "1"], "x python -c pass"),
+    "run_bench.py": (["--repeat", "1", "--quick"], "x python -c pass"),
     "visual_evidence_bench.py": (["--episodes", "2", "--steps", "30", "--repeat", "1"], "per Feedback"),
     "trajectory_storage_bench.py": (["--steps", "8", "--episodes", "1", "--repeat", "1"], "bytes/step stored"),
     "image_stepping_bench.py": (["--steps", "60", "--rounds", "1", "--toy-only"], "of in-process"),

@@ -2,21 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import re
-import shlex
-import subprocess
-import sys
 from pathlib import Path
 
+from evoledger.tests.support.readme_run import MainJobRun, main_job_argv
+from evoledger.tests.support.readme_run import setup_commands as _setup_commands
+
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def _setup_commands() -> list[str]:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    match = re.search(r"<!-- setup-commands:.*?-->\s*```bash\n(.*?)```", text, re.S)
-    assert match, "README.md lost its marked set-up block"
-    return [line.strip() for line in match.group(1).splitlines() if line.strip()]
 
 
 def test_readme_has_exactly_two_setup_commands() -> None:
@@ -33,14 +25,15 @@ def test_ci_runs_the_readme_test_command_verbatim() -> None:
     assert "mypy" in ci
 
 
-def test_readme_main_command_runs(tmp_path: Path) -> None:
-    """Execute the main job exactly as the README says (the install half is already done)."""
-    main_job = _setup_commands()[0].split("&&", 1)[1].strip()
-    argv = shlex.split(main_job)
+def test_readme_main_command_runs(readme_main_run: MainJobRun) -> None:
+    """Execute the main job as the README says (the install half is already done), with ``--seed 1`` added.
+
+    The session's one run of it (conftest's ``readme_main_run``); test_builtin_agent_runs reads the same Run.
+    """
+    argv = main_job_argv()
     assert argv[0] == "evoledger"
-    bin_dir = Path(sys.executable).parent
-    env = {**os.environ, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
-    done = subprocess.run(argv, cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert readme_main_run.argv[: len(argv)] == argv
+    done = readme_main_run.done
     assert done.returncode == 0, done.stderr[-3000:]
     assert "score" in done.stdout
 

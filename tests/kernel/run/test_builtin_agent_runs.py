@@ -17,6 +17,7 @@ from evoledger.kernel.authoring import benchmark_programs
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 from evoledger.kernel.run import AssessmentConfig, RunConfig, ValidationConfig, run
 from evoledger.tests.support.catalog import benchmark_params
+from evoledger.tests.support.readme_run import MainJobRun
 
 CLI = [sys.executable, "-c", "import sys; from evoledger.kernel.cli import main; sys.exit(main())"]
 
@@ -36,11 +37,14 @@ def _cli(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return done
 
 
-def test_the_default_run_solves_cartpole_through_the_cli(run_root: Path) -> None:
-    """``evoledger run`` with its defaults: the built-in Agent reaches Gymnasium's threshold (475) in Assessment."""
-    _cli("run", "--seed", "1", "--record-to", str(run_root / "cp"), cwd=run_root)
-    report = json.loads((run_root / "cp" / "host" / "report.json").read_text(encoding="utf-8"))
-    log = (run_root / "cp" / "host" / "agent-1" / "stdout.log").read_text(encoding="utf-8")
+def test_the_default_run_solves_cartpole_through_the_cli(readme_main_run: MainJobRun) -> None:
+    """``evoledger run`` with its defaults: the built-in Agent reaches Gymnasium's threshold (475) in Assessment.
+
+    The session's one run of the README's main job with ``--seed 1`` (conftest's ``readme_main_run``).
+    """
+    run_dir = readme_main_run.run_dir
+    report = json.loads((run_dir / "host" / "report.json").read_text(encoding="utf-8"))
+    log = (run_dir / "host" / "agent-1" / "stdout.log").read_text(encoding="utf-8")
     assert report["reason"] == "finished", log
     assert report["selected"] is not None
     assert report["assessment_score"] >= 475.0, log

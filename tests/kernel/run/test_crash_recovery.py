@@ -28,7 +28,7 @@ RUN_ARGS = [
     "run",
     "cartpole",
     "--episode-budget",
-    "20",
+    "10",  # five submissions of two Episodes, then two Candidates validated: every crash point below, and short
     "--validation-episodes",
     "2",
     "--max-candidates",
@@ -79,7 +79,7 @@ def uninterrupted(scratch: Path) -> list[tuple[str, Any]]:
     "crash_after",
     [
         "submission-accepted:2",  # accepted, no Episode run yet
-        "episode-finished:7",  # mid-Episodes of the second submission
+        "episode-finished:7",  # mid-Episodes of the fourth submission (the first of its two finished)
         "feedback-published:1",  # published, mirror not yet synced, reply not sent
         "validation-episode-finished:1",  # mid-Validation
         "candidate-selected:1",  # selected, Assessment not run

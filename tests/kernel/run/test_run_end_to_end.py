@@ -67,14 +67,14 @@ def _host_secrets(run_dir: Path) -> set[str]:
 
 
 def test_default_hill_climb_run_end_to_end(run_root: Path) -> None:
-    config = RunConfig(
-        episode_budget=30, validation=ValidationConfig(episodes=3), assessment=AssessmentConfig(episodes=4)
+    config = RunConfig(  # small: the default Run itself is conftest's readme_main_run
+        episode_budget=12, validation=ValidationConfig(episodes=2), assessment=AssessmentConfig(episodes=2)
     )
     result = run(config, record_to=run_root / "r")
     assert result.reason == "finished"
     assert result.selected is not None
     assert result.assessment_score is not None
-    assert result.budget_used + result.budget_left == result.budget_total == 30
+    assert result.budget_used + result.budget_left == result.budget_total == 12
     assert verify(run_root / "r").ok
     with Ledger.open(run_root / "r") as book:
         state = run_state.fold(r.event for r in book.events())
