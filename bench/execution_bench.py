@@ -1,7 +1,7 @@
 """Measure the execution layer: per-Episode overhead, steps/s through the Policy process, worker scaling.
 
-Run with ``python bench/execution_bench.py`` (``--quick`` for a fast smoke run). Every target is a ratio measured in
-the same run (machines differ 3x from day to day):
+Run with ``python bench/execution_bench.py`` (``--quick`` for a quick look, ``--smoke`` for the test suite's run).
+Every target is a ratio measured in the same run (machines differ 3x from day to day):
 
 1. per-Episode overhead of a trivial 1-step Episode through ``LocalExecutor`` vs a new ``python`` per Episode;
 2. steps/s through the Policy process on 500-step Episodes (``toy-counter`` and ``cartpole``) against the limit
@@ -257,7 +257,7 @@ def _knows(name: str) -> bool:
     return True
 
 
-def _stepping(root: Path, episodes: int, runs: int) -> dict[str, dict[str, float]]:
+def _stepping(root: Path, episodes: int, runs: int, loops: int = 20_000) -> dict[str, dict[str, float]]:
     """Per Benchmark: steps/s through the Policy process, in-process, raw round trips/s, and the limit; each also
     per second of CPU time (``*_cpu``: what a quiet machine would show, whatever else runs on this one)."""
     cases: list[tuple[str, BenchmarkRef, str, Callable[[int], tuple[float, float]]]] = [
@@ -280,9 +280,9 @@ def _stepping(root: Path, episodes: int, runs: int) -> dict[str, dict[str, float
                 rates["through"].append(steps / elapsed)
                 rates["through_cpu"].append(steps / max(1e-9, _worker_cpu_seconds(executor) - used))
                 for key, (wall, cpu_rate) in (
-                    ("in_process", in_process(20_000)),
-                    ("round_trip", _round_trip(20_000)),
-                    ("pinned_round_trip", _round_trip(20_000, cpu)),
+                    ("in_process", in_process(loops)),
+                    ("round_trip", _round_trip(loops)),
+                    ("pinned_round_trip", _round_trip(loops, cpu)),
                 ):
                     rates[key].append(wall)
                     rates[f"{key}_cpu"].append(cpu_rate)
@@ -295,9 +295,9 @@ def _stepping(root: Path, episodes: int, runs: int) -> dict[str, dict[str, float
     return figures
 
 
-def throughput(root: Path, episodes: int, runs: int) -> None:
+def throughput(root: Path, episodes: int, runs: int, loops: int = 20_000) -> None:
     print("2. steps/s through the Policy process (500-step Episodes, workers=1) vs 1/(1/in-process + 1/round-trip)")
-    for name, f in _stepping(root, episodes, runs).items():
+    for name, f in _stepping(root, episodes, runs, loops).items():
         print(f"   {name:12s} through the Policy process: {f['through']:9.0f} steps/s")
         print(f"   {name:12s} in-process (Policy called directly): {f['in_process']:9.0f} steps/s")
         print(
@@ -476,7 +476,10 @@ def compare(baseline: Path, rounds: int, quick: bool) -> None:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="fewer Episodes and repetitions (a smoke run)")
+    parser.add_argument("--quick", action="store_true", help="fewer Episodes and repetitions (a quick look)")
+    parser.add_argument(
+        "--smoke", action="store_true", help="the fewest Episodes and loops that run every section (the test suite's)"
+    )
     parser.add_argument("--baseline", type=Path, help="a checkout of evoledger to compare with (e.g. the main branch)")
     parser.add_argument("--rounds", type=int, default=3, help="with --baseline: alternating rounds per side")
     parser.add_argument("--emit-figures", action="store_true", help=argparse.SUPPRESS)
@@ -487,9 +490,15 @@ def main() -> None:
     if args.baseline is not None:
         compare(args.baseline, args.rounds, args.quick)
         return
-    runs = 1 if args.quick else 3
+    runs = 1 if args.quick or args.smoke else 3
     with tempfile.TemporaryDirectory(prefix="evoledger-bench-") as tmp:
         root = Path(tmp)
+        if args.smoke:  # every section's code path, no figure worth quoting
+            overhead(root, 5, runs)
+            throughput(root, 2, runs, loops=2_000)
+            scaling(root, 4, runs)
+            isolation(root, 4, runs)
+            return
         overhead(root, 50 if args.quick else 300, runs)
         throughput(root, 4 if args.quick else 20, runs)
         scaling(root, 8 if args.quick else 40, runs)

@@ -15,7 +15,7 @@ SMOKE_RUNS = {
     "ledger_bench.py": (["--events", "3000", "--single", "30"], "append, 1000/transaction"),
     "replay_bench.py": (["--submissions", "6", "--episodes", "5", "--repeat", "1"], "raw sqlite3 read"),
     "evaluate_bench.py": (["--episodes", "3", "--long-episodes", "1"], "Episode"),
-    "execution_bench.py": (["--quick"], "Episode"),
+    "execution_bench.py": (["--smoke"], "Episode"),
     "stepping_ceiling_bench.py": (["--steps", "1500", "--rounds", "1"], "of the limit"),
     "export_bench.py": (["--steps", "2000", "--repeat", "1"], "steps"),
     "startup_bench.py": (["--quick"], "x bare python"),
