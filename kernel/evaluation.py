@@ -24,7 +24,8 @@ from evoledger.kernel.execution import (
     PolicyLimits,
     resolve_isolation,
 )
-from evoledger.kernel.execution.abi import DEFAULT_POLICY_ABI, PolicyAbi
+from evoledger.kernel.execution.abi import PolicyAbi
+from evoledger.kernel.policy_abi_setting import policy_abi_field, without_default_policy_abi
 from evoledger.kernel.registry import BenchmarkRef, BenchmarkRegistry
 from evoledger.ledger.errors import ConfigError
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
@@ -59,21 +60,11 @@ class EvaluationConfig(BaseModel):
         "/proc or the record directory), local (plain processes), auto (bwrap where it is installed and works, else "
         "local). The record keeps the one used.",
     )
-    policy_abi: PolicyAbi = Field(
-        default="evoledger",
-        description="The contract Policy Programs are written to: evoledger (make_policy with gymnasium spaces, "
-        "observations as the Environment makes them) or evopolicygym (EvoPolicyGym 0.3 Programs unchanged: "
-        "evopolicygym.policy, its observation and action encodings; only for the Benchmarks that have them). "
-        "Recorded only when not the default.",
-    )
+    policy_abi: PolicyAbi = policy_abi_field()
 
     @model_serializer(mode="wrap")
     def _omit_default_policy_abi(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """The default ABI is not written, so records made before ``--policy-abi`` existed keep their bytes."""
-        data = handler(self)
-        if isinstance(data, dict) and data.get("policy_abi") == DEFAULT_POLICY_ABI:
-            del data["policy_abi"]
-        return data
+        return without_default_policy_abi(handler(self))
 
 
 class EpisodeResult(BaseModel):

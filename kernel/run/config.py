@@ -7,6 +7,7 @@ from typing import Any, Literal, Self
 from evoledger.kernel.agents.sandbox import AgentIsolation
 from evoledger.kernel.execution import Isolation, PolicyLimits
 from evoledger.kernel.execution.abi import DEFAULT_POLICY_ABI, PolicyAbi, check_policy_abi
+from evoledger.kernel.policy_abi_setting import policy_abi_field, without_default_policy_abi
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.ledger.errors import ConfigError
 from evoledger.projections.refunds import DEFAULT_REFUND_FRACTION, DEFAULT_REFUND_MINIMUM, RefundRule
@@ -185,21 +186,11 @@ class RunConfig(BaseModel):
     )
     infra_refunds: InfraRefundConfig = Field(default_factory=InfraRefundConfig)
     agent: AgentConfig = Field(default_factory=AgentConfig)
-    policy_abi: PolicyAbi = Field(
-        default="evoledger",
-        description="The contract Policy Programs are written to: evoledger (make_policy with gymnasium spaces, "
-        "observations as the Environment makes them) or evopolicygym (EvoPolicyGym 0.3 Programs unchanged: "
-        "evopolicygym.policy, its observation and action encodings; only for the Benchmarks that have them). "
-        "Recorded only when not the default.",
-    )
+    policy_abi: PolicyAbi = policy_abi_field()
 
     @model_serializer(mode="wrap")
     def _omit_default_policy_abi(self, handler: SerializerFunctionWrapHandler) -> Any:
-        """The default ABI is not written, so records made before ``--policy-abi`` existed keep their bytes."""
-        data = handler(self)
-        if isinstance(data, dict) and data.get("policy_abi") == DEFAULT_POLICY_ABI:
-            del data["policy_abi"]
-        return data
+        return without_default_policy_abi(handler(self))
 
     @property
     def pool_size(self) -> int:
