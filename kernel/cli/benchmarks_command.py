@@ -17,6 +17,7 @@ from evoledger.kernel.cli.config_options import allowed_values, type_name
 from evoledger.kernel.cli.options import echo_json
 from evoledger.kernel.cli.progress import verbosity_options
 from evoledger.kernel.cli.terminal_text import cell
+from evoledger.kernel.execution.abi import policy_abis_of
 from evoledger.kernel.registry import default_registry
 from evoledger.ledger.errors import UnknownNameError
 from rich.console import Console
@@ -52,9 +53,12 @@ def _describe(name: str, as_json: bool) -> None:
     spec = registry.make(name).spec
     settings = _settings(name)
     entry = registry.entry(name) if registry.knows(name) else None
+    abis = policy_abis_of(name if entry is None else entry.name)
     if as_json:
         row = {} if entry is None else _row(entry)
-        echo_json({"name": name, **row, "spec": spec.model_dump(mode="json"), "settings": settings})
+        echo_json(
+            {"name": name, **row, "spec": spec.model_dump(mode="json"), "settings": settings, "policy_abis": list(abis)}
+        )
         return
     console = Console()
     console.print(cell(f"{name if entry is None else entry.name} ({spec.id})"), style="bold")
@@ -69,6 +73,7 @@ def _describe(name: str, as_json: bool) -> None:
     facts.add_row("max steps", str(spec.max_episode_steps))
     facts.add_row("observations", cell(json.dumps(dict(spec.observation_space))))
     facts.add_row("actions", cell(json.dumps(dict(spec.action_space))))
+    facts.add_row("--policy-abi", ", ".join(abis))
     console.print(facts)
     table = Table(title=cell(f"--set KEY=VALUE settings of {name}"))
     for column in ("key", "type", "default", "allowed", "what it does"):

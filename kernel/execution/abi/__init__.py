@@ -16,6 +16,7 @@ from evoledger.kernel.execution.abi.names import (
     check_abi_program,
     check_policy_abi,
     evopolicygym_names,
+    policy_abis_of,
 )
 
 __all__ = [
@@ -25,4 +26,5 @@ __all__ = [
     "check_abi_program",
     "check_policy_abi",
     "evopolicygym_names",
+    "policy_abis_of",
 ]

@@ -36,6 +36,7 @@ __all__ = [
     "check_policy_abi",
     "evopolicygym_encoding",
     "evopolicygym_names",
+    "policy_abis_of",
 ]
 
 PolicyAbi = Literal["evoledger", "evopolicygym"]
@@ -90,6 +91,13 @@ def evopolicygym_encoding(benchmark: str) -> ObservationEncoding | None:
 def evopolicygym_names() -> str:
     """The Benchmarks that accept ``--policy-abi evopolicygym``, in one line (families as ``family/*``)."""
     return ", ".join([*_BY_NAME, *(f"{prefix}*" for prefix in _BY_FAMILY)])
+
+
+def policy_abis_of(benchmark: str) -> tuple[str, ...]:
+    """The Policy ABIs ``--policy-abi`` accepts for the registered Benchmark ``benchmark`` (its canonical name)."""
+    return (
+        (DEFAULT_POLICY_ABI, "evopolicygym") if evopolicygym_encoding(benchmark) is not None else (DEFAULT_POLICY_ABI,)
+    )
 
 
 def check_policy_abi(policy_abi: str, benchmark: str) -> None:

@@ -45,8 +45,10 @@ def test_benchmarks_name_describes_settings_spaces_and_score_rule() -> None:
     assert "max_episode_steps │ integer or none │ null │ 1 <= x <=" in text
     assert 'observations {"type": "Discrete", "n": 16, "start": 0}' in text
     assert "score success_rate, maximized: mean return, failed Episodes count 0" in text
+    assert "--policy-abi evoledger, evopolicygym" in text  # FrozenLake has an EvoPolicyGym encoding
     data = json.loads(CliRunner().invoke(cli, ["benchmarks", "taxi", "--json"]).output)
     assert data["spec"]["id"].startswith("taxi")
+    assert data["policy_abis"] == ["evoledger"]  # Taxi has none
     assert {s["key"] for s in data["settings"]} >= {"max_episode_steps"}
 
 
