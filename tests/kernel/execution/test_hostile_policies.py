@@ -348,7 +348,7 @@ def test_a_policy_cannot_spoil_the_next_episode_by_signalling_its_policy_child(
     first, second = counter.run([*make_tasks(hitter, limits=limits), *make_tasks(programs["binary_search"])])
     assert first.status == "exception", first.failure_message
     log = first.policy_log.decode()
-    assert "hit [" in log, log
+    assert "hit [" in log, (first.failure_message, log)
     assert "hit []" not in log, log  # it did find the next child
     assert second.status == "ok", second.failure_message
 
