@@ -47,9 +47,11 @@ WS = os.environ["EVOLEDGER_WORKSPACE"]
 sys.path.insert(0, __SUPPORT__)
 from session_call import call
 
-def note(name, value):
-    with open(os.path.join(WS, "analysis", name), "w") as f:
+def note(name, value):  # written whole, then renamed: an Agent killed mid-write leaves the last whole note
+    path = os.path.join(WS, "analysis", name)
+    with open(path + ".part", "w") as f:
         json.dump(value, f)
+    os.replace(path + ".part", path)
 
 def write_program(source):
     with open(os.path.join(WS, "program", "policy.py"), "w") as f:
