@@ -368,13 +368,8 @@ def _make(
                 failure_return=0.0,
                 max_episode_steps=steps,
                 env_kwargs={"observation": observation, "length": steps, "profile": profile},
-                public_parameters={"area": [64, 64], "view": [9, 9], "size": [64, 64], "reward": True},
-                metadata={
-                    "source": "crafter",
-                    "crafter_version": _version(),
-                    "achievements": list(ACHIEVEMENTS),
-                    "actions": list(ACTIONS),
-                },
+                public_parameters=_public_parameters(),
+                metadata=_metadata(),
             ),
             observation,
         )
@@ -401,16 +396,26 @@ def _make(
             failure_return=0.0,
             max_episode_steps=steps,
             env_kwargs={"observation": observation, "length": steps},
-            public_parameters={"area": [64, 64], "view": [9, 9], "size": [64, 64], "reward": True},
-            metadata={
-                "source": "crafter",
-                "crafter_version": _version(),
-                "achievements": list(ACHIEVEMENTS),
-                "actions": list(ACTIONS),
-            },
+            public_parameters=_public_parameters(),
+            metadata=_metadata(),
         ),
         observation,
     )
+
+
+def _public_parameters() -> dict[str, Any]:
+    """The world's public parameters, the same for every Crafter Benchmark."""
+    return {"area": [64, 64], "view": [9, 9], "size": [64, 64], "reward": True}
+
+
+def _metadata() -> dict[str, Any]:
+    """The public metadata of every Crafter Benchmark: its source, version, achievements and actions."""
+    return {
+        "source": "crafter",
+        "crafter_version": _version(),
+        "achievements": list(ACHIEVEMENTS),
+        "actions": list(ACTIONS),
+    }
 
 
 def _version() -> str:
