@@ -42,7 +42,8 @@ _CPU = min(os.sched_getaffinity(0))
 def _serve_policy(sock: socket.socket) -> None:
     """The Policy side of the ideal loops: decode, act (the CARTPOLE_POLICY heuristic), encode; never returns.
 
-    Like an evoledger Policy child, it joins the driver's CPU when its Episode starts (its first observation)."""
+    It joins the driver's CPU when its Episode starts (its first observation); an evoledger Policy child joins its
+    worker's CPU once it is set up, before its Episode."""
     pinned = False
     while frame := sock.recv(65536):
         if not pinned:

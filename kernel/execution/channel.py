@@ -8,7 +8,11 @@ messages. The receiving side treats the peer as potentially hostile: frames larg
 
 While waiting for a frame with :meth:`FrameChannel.receive`, extra file descriptors can be watched
 (``drains``): whenever one becomes readable its callback runs, so the worker keeps a chatty Policy's
-stdout pipe drained while it waits for the Policy's reply, and a full pipe can never block the Policy.
+stdout pipe drained while it waits for the Policy's reply, and a full pipe can never block the Policy for long.
+Such a wait costs one system call when the reply comes soon (as a Policy's ``act`` usually does): a blocking read that
+ends after a short slice (``SO_RCVTIMEO``). Only when a slice ends without a frame does the wait turn to ``poll`` over
+the socket and the watched descriptors, draining them (the slices never outlast the deadline: its last stretch is
+always polled); once a watched descriptor had something to drain, every later wait of the channel polls from the start.
 """
 
 from __future__ import annotations
@@ -35,6 +39,13 @@ _HEADER: Final = struct.Struct("<I")
 _READ_CHUNK: Final = 64 * 1024
 """Bytes asked for per read. Not more: a larger request makes every read allocate (mmap) and free a large object,
 which costs more than the whole per-step exchange of a small observation."""
+_SLICE_TIMEVAL: Final = struct.pack("@ll", 0, 5000)
+"""One blocking read while descriptors are watched (``SO_RCVTIMEO``, a ``struct timeval``): 5 ms asked, which the
+kernel rounds up to whole clock ticks (measured: 8-16 ms). About the longest a full pipe blocks a Policy that had been
+quiet until then (from then on the channel polls)."""
+_POLLED_STRETCH_SECONDS: Final = 0.05
+"""The last stretch before a deadline is always polled (millisecond precision, as every wait was): it is longer than
+a slice, so a slice never outlasts a deadline."""
 _POLL_IN: Final = select.POLLIN | select.POLLPRI
 _POLL_END: Final = select.POLLHUP | select.POLLERR | select.POLLNVAL
 
@@ -54,7 +65,7 @@ class ChannelTimeout(ChannelError):
 class FrameChannel:
     """Frames over one connected stream socket (owned: :meth:`close` closes it)."""
 
-    __slots__ = ("_buffer", "_drains", "_fd", "_max_frame", "_poller", "sock")
+    __slots__ = ("_buffer", "_drained", "_drains", "_fd", "_max_frame", "_poller", "_sliced", "sock")
 
     def __init__(self, sock: socket.socket, *, max_frame: int = CHANNEL_MAX_FRAME) -> None:
         self.sock = sock
@@ -64,6 +75,10 @@ class FrameChannel:
         self._poller = select.poll()
         self._poller.register(self._fd, _POLL_IN)
         self._drains: dict[int, Callable[[], bool]] = {}
+        self._drained = False
+        """Whether a watched descriptor has had something to drain: waits then poll from the start."""
+        self._sliced = False
+        """Whether ``SO_RCVTIMEO`` is set to one slice (done at the first wait that watches descriptors)."""
         sock.setblocking(True)
 
     def fileno(self) -> int:
@@ -84,13 +99,12 @@ class FrameChannel:
             if timeout is None:
                 self.sock.sendall(data)
                 return
-            view = memoryview(data)
             try:
-                sent = self.sock.send(view, socket.MSG_DONTWAIT)  # the usual case: everything fits at once
+                sent = self.sock.send(data, socket.MSG_DONTWAIT)  # the usual case: everything fits at once
             except BlockingIOError:
                 sent = 0
-            if sent < len(view):
-                self._send_rest(view[sent:], time.monotonic() + timeout, timeout)
+            if sent < len(data):
+                self._send_rest(memoryview(data)[sent:], time.monotonic() + timeout, timeout)
         except (BrokenPipeError, ConnectionResetError) as exc:
             raise ChannelClosed(f"peer closed the channel while sending: {exc}") from None
 
@@ -140,6 +154,10 @@ class FrameChannel:
             return None
         except (ConnectionResetError, BrokenPipeError):
             data = b""
+        return self._take(data)
+
+    def _take(self, data: bytes) -> bytes | None:
+        """What :meth:`_read_available` does with the bytes read: one whole frame returned, else buffered."""
         if not data:
             cut = f" ({len(self._buffer)} bytes of an unfinished frame)" if self._buffer else ""
             raise ChannelClosed(f"peer closed the channel{cut}")
@@ -165,11 +183,51 @@ class FrameChannel:
         if self._drains.pop(fd, None) is not None:
             self._poller.unregister(fd)
 
+    def _receive_in_slices(self, deadline: float | None) -> bytes | None:
+        """Blocking reads of at most one slice each, until a frame is whole; None once a slice ended without one, or
+        the deadline is near (the caller then drains and polls)."""
+        sock = self.sock
+        if not self._sliced:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_RCVTIMEO, _SLICE_TIMEVAL)
+            self._sliced = True
+        while deadline is None or deadline - time.monotonic() > _POLLED_STRETCH_SECONDS:
+            try:
+                data = sock.recv(_READ_CHUNK)
+            except BlockingIOError:  # the slice ended
+                return None
+            except (ConnectionResetError, BrokenPipeError):
+                data = b""
+            size = len(data)
+            if size >= 4 and not self._buffer:  # the usual case, one whole small frame (what _take does, inlined)
+                (length,) = _HEADER.unpack_from(data)
+                if length + 4 == size and length <= self._max_frame:
+                    return data[4:]
+            frame = self._take(data)
+            if frame is None:
+                frame = self._pop_frame()
+            if frame is not None:
+                return frame
+        return None
+
     def receive(self, timeout: float | None = None) -> bytes:
         """The next frame. Waits at most ``timeout`` seconds (None: forever), then raises ChannelTimeout."""
-        frame = self._pop_frame()
-        if frame is not None:
-            return frame
+        if self._buffer:
+            frame = self._pop_frame()
+            if frame is not None:
+                return frame
+        if not self._drains:
+            if timeout is None and not self._buffer:  # a Policy child waiting for its next observation
+                frame = self._read_available()
+                if frame is None:  # part of a frame, or more than one
+                    frame = self._pop_frame()
+                if frame is not None:
+                    return frame
+        elif not self._drained:
+            deadline = None if timeout is None else time.monotonic() + timeout
+            frame = self._receive_in_slices(deadline)
+            if frame is not None:
+                return frame
+            return self._receive_polling(deadline, timeout)
         if timeout is not None and not self._buffer:
             # Often the reply is there already (on one CPU the peer ran as soon as it was sent to): no wait needed.
             frame = self._read_available(socket.MSG_DONTWAIT)
@@ -177,7 +235,9 @@ class FrameChannel:
                 frame = self._pop_frame()
             if frame is not None:
                 return frame
-        deadline = None if timeout is None else time.monotonic() + timeout
+        return self._receive_polling(None if timeout is None else time.monotonic() + timeout, timeout)
+
+    def _receive_polling(self, deadline: float | None, timeout: float | None) -> bytes:
         drains = self._drains
         while True:
             if deadline is None:
@@ -196,8 +256,10 @@ class FrameChannel:
                 if fd == self._fd:
                     if event & (_POLL_IN | _POLL_END):
                         frame = self._read_available()
-                elif fd in drains and not drains[fd]():
-                    self.unwatch(fd)
+                elif fd in drains:
+                    self._drained = True
+                    if not drains[fd]():
+                        self.unwatch(fd)
             if frame is None:
                 frame = self._pop_frame()
             if frame is not None:

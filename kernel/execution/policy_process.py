@@ -181,16 +181,37 @@ class PolicyProcess:
             reason = (
                 f"the Episode's remaining Policy time budget ({budget_left:.3f} of {limits.episode_policy_seconds:g} s)"
             )
-        before = self.seconds
-        deadline = time.perf_counter() + timeout
+        # What _send and _receive do, in one frame and with three clock readings (this runs at every step).
+        channel = self._channel
+        sending = True
+        began = time.perf_counter()
         try:
             if self._sent_ahead is observation_wire:  # already sent with the start message
                 self._sent_ahead = None
             else:
-                self._send(TO_CHILD_OBSERVATION + observation_wire, timeout, "the observation", reason)
-            frame = self._receive(deadline, "act(observation)", reason)
+                channel.send(TO_CHILD_OBSERVATION + observation_wire, timeout)
+            sending = False
+            frame = channel.receive(max(0.0, began + timeout - time.perf_counter()))
+        except ChannelTimeout:
+            if sending:
+                raise PolicyFailed(
+                    "timeout", f"the Policy process did not accept the observation within {reason}"
+                ) from None
+            raise PolicyFailed("timeout", f"act(observation) did not return within {reason}") from None
+        except ChannelClosed:
+            if sending:
+                raise PolicyFailed(
+                    "protocol_error", "the Policy process ended before the observation", died=True
+                ) from None
+            raise PolicyFailed(
+                "protocol_error", "the Policy process ended during act(observation) without replying", died=True
+            ) from None
+        except ChannelError as exc:
+            raise PolicyFailed("protocol_error", f"the Policy process broke the channel protocol: {exc}") from None
         finally:
-            self.act_seconds += self.seconds - before
+            elapsed = time.perf_counter() - began
+            self.seconds += elapsed
+            self.act_seconds += elapsed
         kind = frame[0] if frame else -1
         if kind == CHILD_ACTION:
             try:

@@ -166,7 +166,10 @@ def serve(args: argparse.Namespace, first_sandbox: Zygote | None = None) -> None
     if args.bwrap is not None:
         programs = args.programs or Path(tempfile.mkdtemp(prefix="evoledger-programs-"))
         sandboxes = _Sandboxes(args.bwrap, args.cpu, programs, first_sandbox)
-    zygote_cpus = {args.cpu, *spare} if args.cpu is not None and spare else None  # else it shares the worker's CPU
+    # The zygote forks, and each child sets up and (killed) ends, on CPUs no worker runs on, when there are some (else
+    # on the worker's). Not on the worker's as well: a socket's wake-up pulls the zygote onto the sender's CPU, so it
+    # forked there while the worker waited (measured: most of a fork per Episode).
+    zygote_cpus = spare if args.cpu is not None and spare else None
     zygote = None if sandboxes is not None else Zygote.fork(args.cpu, close_in_zygote=(args.fd,), cpus=zygote_cpus)
     channel = FrameChannel(socket.socket(fileno=args.fd), max_frame=COORDINATOR_MAX_FRAME)
     try:

@@ -20,10 +20,10 @@ The worker talks to the zygote over a ``SOCK_SEQPACKET`` pair (one message per r
 Children are reaped only once the worker has released or waited for them, so a pid the worker holds
 can never be reused under it. When the worker goes away (end of file), the zygote kills every child's
 process group and exits; if the worker is killed, the kernel kills the zygote, and with it each child
-(``PR_SET_PDEATHSIG``, :mod:`~.process_guard`). Locally, when some CPU has no worker, the zygote may run there too, so
-the next Episode's child is forked and set up on that free CPU while the worker runs this Episode; the child joins
-the worker's CPU when its Episode starts. A Policy that stops or kills the zygote is found out (``check_alive``) once
-its Episode is over, and blamed.
+(``PR_SET_PDEATHSIG``, :mod:`~.process_guard`). Locally, when some CPU has no worker, the zygote runs there, so the
+next Episode's child is forked and set up on that free CPU while the worker runs this Episode; the child then joins
+the worker's CPU, where it waits for its Episode, and a killed child is freed on the free CPU again. A Policy that
+stops or kills the zygote is found out (``check_alive``) once its Episode is over, and blamed.
 
 With ``--isolation bwrap`` (:mod:`~.isolation`) the zygote is not forked but launched per worker inside a
 bubblewrap sandbox (:meth:`Zygote.launch`, entry point :mod:`~.sandbox_main`), as pid 1 of its own pid namespace,
@@ -37,6 +37,7 @@ the next child only after that reply, so a sandbox never holds anything of an ea
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import gc
 import os
 import pickle
@@ -64,6 +65,9 @@ _RECV: Final = _CHUNK + 64
 _SANDBOX_REPLY_SECONDS: Final = 20.0
 """How long a worker waits for its sandboxed zygote's reply before calling the sandbox broken."""
 _SANDBOX_STOP_SECONDS: Final = 5.0
+_LOG_PIPE_BYTES: Final = 1024 * 1024
+"""A Policy's stdout/stderr pipe holds this much (the unprivileged maximum, ``/proc/sys/fs/pipe-max-size``): the
+worker drains it only while it waits for the Policy without a reply coming soon (:mod:`~.channel`)."""
 
 
 class ZygoteBroken(InfraError):
@@ -201,8 +205,8 @@ class Zygote:
     def fork(cls, cpu: int | None, close_in_zygote: tuple[int, ...] = (), cpus: set[int] | None = None) -> Zygote:
         """Fork the zygote from the current (single-threaded) process; ``close_in_zygote`` are fds it must drop.
 
-        ``cpus``: where the zygote (and each child until its Episode starts) may run. A fork and a child's set-up then
-        use a free CPU while the worker runs an Episode on its own ``cpu``, which each child joins when it starts."""
+        ``cpus``: where the zygote (and each child until it is set up) may run. A fork and a child's set-up then
+        use a free CPU while the worker runs an Episode on its own ``cpu``, which each child joins once set up."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         _flush_stdio()
         prepare_to_fork()
@@ -287,6 +291,8 @@ class Zygote:
             child_end.close()
             os.close(log_write)
         os.set_blocking(log_read, False)
+        with contextlib.suppress(OSError):  # room for a chatty Policy's output between two drains (else 64 KiB)
+            fcntl.fcntl(log_read, fcntl.F_SETPIPE_SZ, _LOG_PIPE_BYTES)
         self._pending.append((parent_end, log_read))
 
     @property

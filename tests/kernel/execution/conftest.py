@@ -54,6 +54,36 @@ PROGRAMS: dict[str, str] = {
         def make_policy(context):
             return _Policy()
     """,
+    "flood": """
+        import sys
+
+
+        class _Policy:
+            n = 0
+
+            def act(self, observation):
+                self.n += 1
+                sys.stdout.write("x" * 3_000_000 + "\\n")
+                print(f"flood-line-{self.n}")
+                return 0
+
+
+        def make_policy(context):
+            return _Policy()
+    """,
+    "flood_forever": """
+        import sys
+
+
+        class _Policy:
+            def act(self, observation):
+                while True:
+                    sys.stderr.write("z" * 65536)
+
+
+        def make_policy(context):
+            return _Policy()
+    """,
     "raise_in_make": """
         def make_policy(context):
             raise ValueError("make_policy refuses to work")

@@ -101,6 +101,106 @@ def test_watched_descriptors_are_drained_while_waiting() -> None:
     os.close(read_fd)
 
 
+def _watched_pipe(channel: FrameChannel, limit: int = 1024) -> tuple[int, int, TailBuffer]:
+    read_fd, write_fd = os.pipe()
+    os.set_blocking(read_fd, False)
+    tail = TailBuffer(limit)
+    channel.watch(read_fd, lambda: tail.drain(read_fd))
+    return read_fd, write_fd, tail
+
+
+def test_a_peer_that_floods_its_output_before_replying_is_not_wedged() -> None:
+    # Far more than a pipe holds: the writer blocks until the waiting receiver drains, whether its wait is a blocking
+    # read in slices or a poll. The reply must arrive, and the output's tail with it.
+    left, right = _pair()
+    read_fd, write_fd, tail = _watched_pipe(right)
+    flood = b"x" * (6 << 20) + b"last-line\n"
+
+    def chatter() -> None:
+        view = memoryview(flood)
+        while view:
+            view = view[os.write(write_fd, view) :]
+        left.send(b"reply")
+
+    thread = threading.Thread(target=chatter)
+    thread.start()
+    assert right.receive(30) == b"reply"
+    thread.join(30)
+    assert not thread.is_alive()
+    right.unwatch(read_fd)
+    tail.drain(read_fd)
+    assert tail.getvalue().endswith(b"last-line\n")
+    assert tail.dropped == len(flood) - tail.limit  # every byte was drained
+    os.close(write_fd)
+    os.close(read_fd)
+
+
+def test_a_peer_that_floods_its_output_and_never_replies_times_out_on_time() -> None:
+    _left, right = _pair()
+    read_fd, write_fd, tail = _watched_pipe(right)
+    stop = threading.Event()
+    written = 0
+
+    def flood() -> None:
+        nonlocal written
+        chunk = b"y" * 65536
+        while not stop.is_set():
+            written += os.write(write_fd, chunk)
+
+    thread = threading.Thread(target=flood)
+    thread.start()
+    began = time.monotonic()
+    with pytest.raises(ChannelTimeout, match=r"no reply within 0\.500 s"):
+        right.receive(0.5)
+    elapsed = time.monotonic() - began
+    stop.set()
+    right.unwatch(read_fd)
+    while thread.is_alive():  # unblock its last write
+        tail.drain(read_fd)
+        thread.join(0.01)
+    assert 0.5 <= elapsed < 10  # never early; bounded (generous under load)
+    assert written > 4 << 20  # it was drained while the receiver waited, beyond what any pipe holds
+    os.close(write_fd)
+    os.close(read_fd)
+
+
+@pytest.mark.parametrize("timeout", [0.02, 0.06, 0.3])
+def test_a_wait_that_watches_a_quiet_descriptor_never_ends_early(timeout: float) -> None:
+    # Below, around and above the last stretch before a deadline, which is always polled.
+    _left, right = _pair()
+    read_fd, write_fd, _tail = _watched_pipe(right)
+    began = time.monotonic()
+    with pytest.raises(ChannelTimeout):
+        right.receive(timeout)
+    assert timeout <= time.monotonic() - began < timeout + 10
+    os.close(write_fd)
+    os.close(read_fd)
+
+
+def test_replies_slower_than_a_slice_arrive_and_later_ones_too() -> None:
+    left, right = _pair()
+    read_fd, write_fd, tail = _watched_pipe(right)
+
+    def reply_slowly() -> None:
+        time.sleep(0.1)  # longer than a slice: the wait turns to polling
+        left.send(b"slow")
+        os.write(write_fd, b"out")  # output seen while waiting: later waits poll from the start
+        time.sleep(0.1)
+        left.send(b"after output")
+        for index in range(50):
+            left.send(b"quick %d" % index)
+
+    thread = threading.Thread(target=reply_slowly)
+    thread.start()
+    assert right.receive(10) == b"slow"
+    assert right.receive(10) == b"after output"
+    assert [right.receive(10) for _ in range(50)] == [b"quick %d" % index for index in range(50)]
+    thread.join()
+    assert tail.getvalue() == b"out"
+    os.close(write_fd)
+    os.close(read_fd)
+
+
 def test_tail_buffer_keeps_the_last_bytes_with_a_marker() -> None:
     tail = TailBuffer(100)
     for i in range(1000):
@@ -148,3 +248,20 @@ def test_tail_buffer_is_bounded_and_keeps_the_newest_bytes(chunks: list[bytes], 
         kept = value.split(b"]\n", 1)[1]
         assert everything.endswith(kept)
         assert len(kept) >= limit - 60
+
+
+def test_frames_that_arrive_together_or_in_pieces_are_each_received_whole() -> None:
+    left, right = _pair()
+    left.sock.sendall(struct.pack("<I", 1) + b"a" + struct.pack("<I", 2) + b"bc")  # two frames in one read
+    assert right.receive() == b"a"
+    assert right.receive() == b"bc"
+    left.sock.sendall(struct.pack("<I", 5) + b"de")  # a frame in two pieces
+
+    def rest() -> None:
+        time.sleep(0.05)
+        left.sock.sendall(b"fgh")
+
+    thread = threading.Thread(target=rest)
+    thread.start()
+    assert right.receive() == b"defgh"
+    thread.join()

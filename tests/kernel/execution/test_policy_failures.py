@@ -94,6 +94,27 @@ def test_a_chatty_policy_keeps_only_the_tail_of_its_output(
     assert b"bytes of output dropped" in outcome.policy_log
 
 
+def test_a_policy_that_floods_its_output_is_neither_wedged_nor_blamed(
+    counter: LocalExecutor, programs: dict[str, Path], make_tasks: MakeTasks
+) -> None:
+    # 3 MB per act: more than the output pipe holds, so the Policy blocks on it until the worker drains it.
+    outcome = _one(counter, _missing_zero(make_tasks(programs["flood"], 3)))
+    assert outcome.status == "ok", outcome.failure_message
+    assert outcome.steps == 10
+    assert outcome.policy_log.endswith(b"flood-line-10\n")
+    assert b"bytes of output dropped" in outcome.policy_log
+
+
+def test_a_policy_that_floods_its_output_forever_times_out_and_the_next_episode_runs(
+    counter: LocalExecutor, programs: dict[str, Path], make_tasks: MakeTasks
+) -> None:
+    flooded, after = counter.run(make_tasks(programs["flood_forever"]) + make_tasks(programs["binary_search"]))
+    assert flooded.status == "timeout"
+    assert "act(observation) did not return within the act timeout of 1 s" in str(flooded.failure_message)
+    assert flooded.policy_log.endswith(b"z" * 1000)
+    assert after.status == "ok"
+
+
 def test_an_exception_in_make_policy_is_reported_with_its_traceback(
     counter: LocalExecutor, programs: dict[str, Path], make_tasks: MakeTasks
 ) -> None:
