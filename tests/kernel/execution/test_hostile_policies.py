@@ -75,7 +75,10 @@ import time
 
 
 def _ours(pid):
-    return b"evoledger.kernel.execution.worker" in open(f"/proc/{pid}/cmdline", "rb").read()
+    try:  # a child the zygote reaps meanwhile is gone from /proc: not a target (and no reason to fail)
+        return b"evoledger.kernel.execution.worker" in open(f"/proc/{pid}/cmdline", "rb").read()
+    except OSError:
+        return False
 
 
 def _siblings():
@@ -91,7 +94,10 @@ class _Policy:
             time.sleep(0.01)
         targets = _siblings()
         for pid in targets:
-            os.kill(pid, signal.SIGNAL)
+            try:
+                os.kill(pid, signal.SIGNAL)
+            except ProcessLookupError:  # reaped since it was listed
+                pass
         print("hit", targets, flush=True)
         raise SystemExit("done")
 
