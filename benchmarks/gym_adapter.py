@@ -276,6 +276,10 @@ class GymEnvironment:
         self._ended = False
         self._closed = False
         self._totals: dict[str, Any] = {}
+        kind, base = type(benchmark), GymBenchmark
+        plain_hooks = kind.simulation_metrics is base.simulation_metrics and kind.step_metrics is base.step_metrics
+        self._no_step_metrics = plain_hooks
+        """Neither hook is overridden: every step's metrics are ``{}`` without building a GymStep (per-step cost)."""
 
     def reset(self) -> Any:
         """Seed the gymnasium environment with the Episode's seed and return the first observation."""
@@ -298,6 +302,8 @@ class GymEnvironment:
         reward_value = float(reward)
         terminated, truncated = bool(terminated), bool(truncated)
         self._ended = terminated or truncated
+        if self._no_step_metrics:
+            return Step(observation=plain, reward=reward_value, terminated=terminated, truncated=truncated, metrics={})
         metrics = self._benchmark.simulation_metrics(
             GymStep(
                 env=self._env.unwrapped,
