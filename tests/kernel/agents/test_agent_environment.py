@@ -90,10 +90,6 @@ def _long_dir(root: Path) -> Path:
     return path
 
 
-def _private_folders() -> set[str]:
-    return {p.name for p in Path("/tmp").glob("evoledger-????????") if p.is_dir()}
-
-
 def _ended(record_to: Path) -> RunEnded:
     with Ledger.open(record_to) as ledger:
         ended = [r.event for r in ledger.events(kinds=["run-ended"])]
@@ -113,7 +109,6 @@ def test_agent_environment_without_the_venv_from_a_long_run_directory(root: Path
     read-only, recorded in ``agent-started``, refused as a Program)."""
     assert shutil.which("evoledger-session", path=BARE_PATH) is None  # the premise: not found on the bare PATH
     record_to = _long_dir(root)
-    before = _private_folders()
     done = _run(record_to, _script(root, "agent.sh", AGENT), "--agent-isolation", isolation)
     assert done.returncode == 0, done.stderr + (record_to / "host" / "agent-1" / "stderr.log").read_text()
     found = (record_to / "host" / "agent-1" / "stderr.log").read_text().strip().splitlines()[0]
@@ -125,7 +120,9 @@ def test_agent_environment_without_the_venv_from_a_long_run_directory(root: Path
     feedback = json.loads((workspace / "feedback" / "submission-000001" / "feedback.json").read_text())
     assert [e["index"] for e in feedback["episodes"]] == [1]  # the plain index 1 selected Episode 1 alone
     assert _ended(record_to).reason == "finished"
-    assert _private_folders() <= before  # the Session's private folder (socket, launcher) is gone
+    private = Path(found).parent.parent  # the Session's private folder (socket, launcher): gone once the Run ends
+    assert private.name.startswith("evoledger-"), private
+    assert not private.exists(), private
     assert not (record_to / "control" / "session.sock").exists()
     _check_skills(record_to, isolation)
     replayed = _replay(record_to)
