@@ -13,9 +13,12 @@ import select
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from evoledger.kernel.cli import cli
 
@@ -97,6 +100,19 @@ def _no_bar(result: subprocess.CompletedProcess[str]) -> None:
     assert not re.search(r"\d+/\d+ (Episodes|rows)", result.stdout + result.stderr), result.stderr
 
 
+@pytest.fixture(scope="module")
+def judged_run() -> Iterator[Path]:
+    """One ``run JUDGED`` made in a pipe (it must draw nothing there), shared by the tests that read a Run."""
+    root = Path(tempfile.mkdtemp(prefix="evp-", dir="/tmp"))
+    try:
+        piped = _piped(["run", *JUDGED, "--record-to", "runs/p"], root)
+        assert piped.returncode == 0, piped.stderr
+        _no_bar(piped)
+        yield root / "runs" / "p"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def test_evaluate_shows_progress_in_a_terminal_and_not_in_a_pipe_or_with_q(cwd: Path) -> None:
     seen = _in_a_terminal(["evaluate", "-n", "3"], cwd)
     assert "evaluating" in seen
@@ -111,7 +127,7 @@ def test_evaluate_shows_progress_in_a_terminal_and_not_in_a_pipe_or_with_q(cwd: 
 
 
 def test_run_counts_its_validation_and_assessment_episodes_in_a_terminal_and_draws_nothing_in_a_pipe(
-    cwd: Path,
+    cwd: Path, judged_run: Path
 ) -> None:
     seen = _screen(_in_a_terminal(["run", *JUDGED, "--record-to", "runs/p"], cwd))
     assert "budget" in seen
@@ -120,9 +136,7 @@ def test_run_counts_its_validation_and_assessment_episodes_in_a_terminal_and_dra
     assert validated > 0
     assert validated % 2 == 0  # every Candidate on the 2 Validation Episodes
     assert _finished(seen, "assessment") == 3
-    piped = _piped(["run", *JUDGED, "--record-to", "runs/q"], cwd)
-    assert piped.returncode == 0, piped.stderr
-    _no_bar(piped)
+    # the same Run in a pipe draws nothing: the judged_run fixture makes it so and checks
 
 
 def test_resume_counts_the_judging_it_completes_in_a_terminal_and_draws_nothing_in_a_pipe(cwd: Path) -> None:
@@ -140,9 +154,10 @@ def test_resume_counts_the_judging_it_completes_in_a_terminal_and_draws_nothing_
     _no_bar(piped)
 
 
-def test_replay_execute_and_export_count_every_episode_in_a_terminal_and_draw_nothing_in_a_pipe(cwd: Path) -> None:
-    made = _piped(["run", *JUDGED, "--record-to", "runs/p", "-q"], cwd)
-    assert made.returncode == 0, made.stderr
+def test_replay_execute_and_export_count_every_episode_in_a_terminal_and_draw_nothing_in_a_pipe(
+    cwd: Path, judged_run: Path
+) -> None:
+    shutil.copytree(judged_run, cwd / "runs" / "p", ignore=shutil.ignore_patterns("session.sock"))
     replayed = _screen(_in_a_terminal(["replay", "runs/p", "--execute", "--no-isolation"], cwd))
     assert "every check passed" in replayed
     episodes = _finished(replayed, "re-running")  # training, Validation and Assessment Episodes
@@ -161,11 +176,8 @@ def test_replay_execute_and_export_count_every_episode_in_a_terminal_and_draw_no
     assert "steps" in quiet  # ...but the result
 
 
-def test_force_color_draws_the_bars_where_stderr_is_not_a_terminal(cwd: Path) -> None:
-    made = _piped(["run", *JUDGED, "--record-to", "runs/p", "--json"], cwd)
-    assert made.returncode == 0, made.stderr
-    _no_bar(made)
-    forced = _piped(["export", "runs/p", "--out", "ds/ci"], cwd, env={"FORCE_COLOR": "1"})  # e.g. a CI log
+def test_force_color_draws_the_bars_where_stderr_is_not_a_terminal(cwd: Path, judged_run: Path) -> None:
+    forced = _piped(["export", str(judged_run), "--out", "ds/ci"], cwd, env={"FORCE_COLOR": "1"})  # e.g. a CI log
     assert forced.returncode == 0, forced.stderr
     assert _finished(_screen(forced.stderr), "episodes") >= 4
 
