@@ -278,6 +278,7 @@ def make_ahc057(**config: Any) -> ContestBenchmark:
             summary=_summary,
             programs=shipped("ahc057", tunable="ahc057-heuristic"),
             metadata={
+                "source": "evoledger.benchmarks.ahc057",
                 "contest": "AtCoder Heuristic Contest 057 A",
                 "generator": "evopolicygym-independent-v1",
                 "spec_revision": "2025-11-29",

@@ -256,7 +256,11 @@ def make_ahc058(**config: Any) -> ContestBenchmark:
             environment=AppleEnvironment,
             summary=_summary,
             programs=shipped("ahc058", tunable="ahc058-heuristic"),
-            metadata={"contest": "AtCoder Heuristic Contest 058 A", "generator": "evopolicygym-independent-v1"},
+            metadata={
+                "source": "evoledger.benchmarks.ahc058",
+                "contest": "AtCoder Heuristic Contest 058 A",
+                "generator": "evopolicygym-independent-v1",
+            },
             parameters={"levels": LEVELS, "machines": MACHINES, "turns": TURNS, "starting_apples": 1},
         )
     )

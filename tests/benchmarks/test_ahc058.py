@@ -30,6 +30,8 @@ from evoledger.benchmarks.contest_stream import CaseStream
 from evoledger.kernel.authoring import EpisodeRecord, InvalidAction, Trajectory, benchmark_programs, check_benchmark
 from evoledger.kernel.evaluation import EvaluationConfig, evaluate
 from evoledger.kernel.execution import LocalExecutor
+from evoledger.kernel.execution.trajectory_recording import TrajectoryRecorder
+from evoledger.kernel.execution.values import decode_wire, encode_wire
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 from evoledger.ledger.errors import ConfigError
 
@@ -195,17 +197,40 @@ def test_the_heuristic_beats_the_baseline_through_evaluate() -> None:
     assert heuristic.score > baseline.score * 1.2
 
 
-def test_the_builtin_agent_completes_a_run_that_replays(tmp_path: Path) -> None:
+def _run(tmp_path: Path) -> Path:
     command = [sys.executable, "-m", "evoledger", "run", NAME, "--agent", "hill-climb", "--episode-budget", "2"]
     command += ["--max-episodes-per-submission", "1", "--validation-episodes", "1", "--assessment-episodes", "1"]
     command += ["--max-candidates", "1", "--isolation", "local", "--agent-isolation", "local"]
     command += ["--record-to", str(tmp_path / "run")]
     out = subprocess.run(command, capture_output=True, text=True, timeout=600, cwd=tmp_path)
     assert out.returncode == 0, out.stderr[-2000:]
+    assert (
+        "tuning the 2 parameters of program/params.json"
+        in (tmp_path / "run" / "host" / "agent-1" / "stdout.log").read_text()
+    )
+    return tmp_path / "run"
+
+
+def test_the_builtin_agent_completes_a_run_through_the_cli(tmp_path: Path) -> None:
+    _run(tmp_path)
+
+
+@pytest.mark.catalog
+def test_the_builtin_agent_completes_a_run_that_replays(tmp_path: Path) -> None:
     replay = subprocess.run(
-        [sys.executable, "-m", "evoledger", "replay", str(tmp_path / "run"), "--execute", "--isolation", "local"],
+        [sys.executable, "-m", "evoledger", "replay", str(_run(tmp_path)), "--execute", "--isolation", "local"],
         capture_output=True,
         text=True,
         timeout=600,
     )
     assert replay.returncode == 0, replay.stdout[-3000:]
+
+
+def test_apples_beyond_64_bits_cross_the_wire_and_are_recorded_exactly() -> None:
+    observation = {"apples": 10**30, "machines": [[2**70] * 10] * 4, "initial": None}
+    wire = encode_wire(observation)
+    assert decode_wire(wire) == observation
+    recorder = TrajectoryRecorder()
+    recorder.observe(observation, wire)
+    recorded = recorder.encode([], [], terminated=False, truncated=False)
+    assert b'"apples":1000000000000000000000000000000' in recorded
