@@ -87,7 +87,9 @@ def _through_evaluate(name: str, episodes: int, record_to: Path) -> float:
 
 def _bytes_per_step(make: Callable[[int], Any], action: Callable[[int], Any]) -> float:
     env = make(0)
-    observations, actions, rewards = [env.reset()], [], []
+    observations: list[Any] = [env.reset()]
+    actions: list[Any] = []
+    rewards: list[float] = []
     done = False
     while not done:
         actions.append(action(len(actions)))
