@@ -98,7 +98,11 @@ OBSERVATION_SCHEMA: Final = {
 ACTION_SCHEMA: Final = {
     "type": "object",
     "properties": {
-        "bonds": {"type": "array", "items": {"type": "array", "prefixItems": [_POINT, _POINT]}, "maxItems": MAX_BONDS}
+        "bonds": {
+            "type": "array",
+            "items": {"type": "array", "items": _POINT, "minItems": 2, "maxItems": 2},
+            "maxItems": MAX_BONDS,
+        }
     },
 }
 _ACTION_SPACE: Final = JsonSpace(ACTION_SCHEMA)

@@ -46,9 +46,12 @@ TRACE_EPISODES: Final = 4
 TRACE_TURNS: Final = 2_000
 
 
+def _exactly(count: int, item: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "array", "items": item, "minItems": count, "maxItems": count}
+
+
 def _matrix(item: dict[str, Any]) -> dict[str, Any]:
-    row = {"type": "array", "prefixItems": [item] * MACHINES}
-    return {"type": "array", "prefixItems": [row] * LEVELS}
+    return _exactly(LEVELS, _exactly(MACHINES, item))
 
 
 _TURN: Final = {"type": "integer", "minimum": 0, "maximum": TURNS}
@@ -66,10 +69,7 @@ OBSERVATION_SCHEMA: Final = {
                 {
                     "type": "object",
                     "properties": {
-                        "capacities": {
-                            "type": "array",
-                            "prefixItems": [{"type": "integer", "minimum": 1, "maximum": 100}] * MACHINES,
-                        },
+                        "capacities": _exactly(MACHINES, {"type": "integer", "minimum": 1, "maximum": 100}),
                         "costs": _matrix({"type": "integer", "minimum": 1}),
                     },
                 },

@@ -66,7 +66,7 @@ class Policy:
 
 def make_policy(context: PolicyContext) -> Policy:
     bonds = context.action_space["fields"]["bonds"]
-    assert bonds["max_length"] == 290 and bonds["item"]["items"][0]["high"] == 299, bonds
+    assert bonds["max_length"] == 290 and bonds["item"]["item"]["high"] == 299, bonds
     assert context.observation_space["fields"]["positions"]["shape"] == [300, 2]
     return Policy()
 """
