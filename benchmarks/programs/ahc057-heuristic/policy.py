@@ -116,7 +116,8 @@ class GroupingPolicy:
 
 def make_policy(context: Any) -> GroupingPolicy:
     params = json.loads((Path(__file__).parent / "params.json").read_text(encoding="utf-8"))
-    stride = int(min(max(round(params["turn_stride"]), 1), 999))
-    shift = int(min(max(round(params["shift_step"]), 1), 30))
-    origins = int(min(max(round(params["origins"]), 1), 8))
+    # bounded so that the plan on turn 0 stays within a few seconds whatever a tuner proposes
+    stride = int(min(max(round(params["turn_stride"]), 25), 999))
+    shift = int(min(max(round(params["shift_step"]), 3), 30))
+    origins = int(min(max(round(params["origins"]), 1), 3))
     return GroupingPolicy(stride, shift, origins)
