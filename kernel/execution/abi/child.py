@@ -128,8 +128,22 @@ def _native(value: Any, tensor_type: type, depth: int = 0) -> Any:
     return value
 
 
+def _json(value: Any, depth: int = 0) -> Any:
+    """The ``json`` encoding: arrays as nested lists, numpy scalars as Python ones, containers converted."""
+    if isinstance(value, np.ndarray | np.generic):
+        return value.tolist()
+    if depth < _MAX_DEPTH:
+        if isinstance(value, dict):
+            return {str(key): _json(item, depth + 1) for key, item in value.items()}
+        if isinstance(value, list | tuple):
+            return [_json(item, depth + 1) for item in value]
+    return value
+
+
 def _observer(encoding: ObservationEncoding, grid_map: tuple[str, ...], tensor_type: type) -> Callable[[Any], Any]:
     names = encoding.names
+    if encoding.kind == "json":
+        return _json
     if encoding.kind == "list":
         return lambda observation: np.asarray(observation).tolist()
     if encoding.kind == "named":

@@ -14,7 +14,9 @@ Program (its family section of that project's catalogue):
   environment parameters);
 * ``tensors``: arrays as ``TensorValue``, dicts as dicts of their converted values, ints, floats and strings as they
   are (MiniGrid and BabyAI: ``image`` uint8 [7,7,3], ``direction``, ``mission``; CarRacing and Crafter RGB images;
-  HighwayEnv tensors and goal dicts).
+  HighwayEnv tensors and goal dicts);
+* ``json``: JSON-like values as plain data, numpy arrays as nested lists (the AtCoder contests: dicts of ints, lists
+  and ``None``; AHC057's positions, velocities and components as the lists EvoPolicyGym gives).
 
 Benchmarks whose EvoPolicyGym encoding is not pinned by name (Acrobot's six keys, LunarLander, BipedalWalker, MuJoCo's
 named blocks, CliffWalking's and Taxi's tiles, Crafter's symbolic view) are refused rather than guessed.
@@ -49,7 +51,7 @@ DEFAULT_POLICY_ABI: Final = "evoledger"
 class ObservationEncoding:
     """How one Benchmark's observations are presented to an EvoPolicyGym Program (see the module docstring)."""
 
-    kind: Literal["list", "named", "tuple-named", "grid", "tensors"]
+    kind: Literal["list", "named", "tuple-named", "grid", "tensors", "json"]
     names: tuple[str, ...] = ()
     """The names of the Box's items (``list``, ``named``) or of the Tuple's parts (``tuple-named``)."""
     kinds: tuple[str, ...] = ()
@@ -74,7 +76,12 @@ _BY_NAME: Final[dict[str, ObservationEncoding]] = {
     "box2d/car-racing": _TENSORS,
     "crafter/achievement-score": _TENSORS,
 }
-_BY_FAMILY: Final[dict[str, ObservationEncoding]] = {"minigrid/": _TENSORS, "babyai/": _TENSORS, "highway/": _TENSORS}
+_BY_FAMILY: Final[dict[str, ObservationEncoding]] = {
+    "minigrid/": _TENSORS,
+    "babyai/": _TENSORS,
+    "highway/": _TENSORS,
+    "atcoder/": ObservationEncoding("json"),
+}
 
 
 def evopolicygym_encoding(benchmark: str) -> ObservationEncoding | None:

@@ -12,6 +12,11 @@ is ours (``docs/architecture.md``, "Policy ABIs"):
 * ``{"type": "list", "names": [...], "items": [...]}``: a list, item ``i`` described by ``items[i]``;
 * ``{"type": "dict", "fields": {name: description}}``: a dict with exactly those keys.
 
+A :class:`~evoledger.kernel.authoring.JsonSpace` (the ``json`` encoding) is described in the same words, plus
+``{"type": "none"}``, ``{"type": "list", "item": description, "max_length": n}`` (a list of varying length, also
+``"min_length"``), ``{"type": "list", "shape": [...], "item": description}`` (nested lists of that shape: a numpy
+array of the Environment's) and ``{"type": "any_of", "options": [...]}``.
+
 An action space that is a Box is described as a ``float`` when it has one item (a bare float is accepted), else as a
 ``list`` of floats (a list or a ``TensorValue`` of that shape is accepted).
 """
@@ -23,6 +28,7 @@ from collections.abc import Mapping
 from typing import Any
 
 import numpy as np
+from evoledger.kernel.authoring.json_space import JsonSpace
 from evoledger.kernel.execution.abi.child import ActionKind, ChildAbi
 from evoledger.kernel.execution.abi.names import (
     DEFAULT_POLICY_ABI,
@@ -54,6 +60,35 @@ def _float(low: Any, high: Any) -> dict[str, Any]:
     return {"type": "float", "low": _bound(low), "high": _bound(high)}
 
 
+def _bounded(kind: str, schema: Mapping[str, Any]) -> dict[str, Any]:
+    return {"type": kind, "low": schema.get("minimum"), "high": schema.get("maximum")}
+
+
+def _describe_json(schema: Mapping[str, Any]) -> Any:
+    """A JsonSpace schema in the words of the module docstring."""
+    if "anyOf" in schema:
+        return {"type": "any_of", "options": [_describe_json(option) for option in schema["anyOf"]]}
+    kind = schema["type"]
+    if kind in ("null", "boolean"):
+        return {"type": "none" if kind == "null" else "bool"}
+    if kind in ("integer", "number"):
+        return _bounded("int" if kind == "integer" else "float", schema)
+    if kind == "string":
+        return {"type": "str", "max_length": schema["maxLength"]}
+    if kind == "object":
+        return {"type": "dict", "fields": {key: _describe_json(sub) for key, sub in schema["properties"].items()}}
+    if kind == "ndarray":
+        item = {"bool": "bool"}.get(schema["dtype"], "float" if schema["dtype"].startswith("float") else "int")
+        element = {"type": "bool"} if item == "bool" else _bounded(item, schema)
+        return {"type": "list", "shape": list(schema["shape"]), "item": element}
+    if "prefixItems" in schema:
+        return {"type": "list", "items": [_describe_json(sub) for sub in schema["prefixItems"]]}
+    described = {"type": "list", "item": _describe_json(schema["items"]), "max_length": schema["maxItems"]}
+    if schema.get("minItems"):
+        described["min_length"] = schema["minItems"]
+    return described
+
+
 def describe_for_abi(space: spaces.Space[Any]) -> Any:
     """``space`` as the ``tensors`` encoding presents its values (see the module docstring)."""
     if isinstance(space, spaces.Discrete):
@@ -73,6 +108,8 @@ def describe_for_abi(space: spaces.Space[Any]) -> Any:
         return {"type": "dict", "fields": {str(key): describe_for_abi(sub) for key, sub in space.spaces.items()}}
     if isinstance(space, spaces.Tuple):
         return {"type": "list", "items": [describe_for_abi(sub) for sub in space.spaces]}
+    if isinstance(space, JsonSpace):
+        return _describe_json(space.schema)
     raise ConfigError(f"--policy-abi evopolicygym cannot describe the space {space}")
 
 
@@ -100,7 +137,7 @@ def _describe_observation(
                 "tile": {"type": "str", "max_length": 1, "values": tiles},
             },
         }
-    if encoding.kind == "tensors":
+    if encoding.kind == "tensors" or (encoding.kind == "json" and isinstance(space, JsonSpace)):
         return describe_for_abi(space)  # type: ignore[no-any-return]
     raise ConfigError(f"--policy-abi evopolicygym: the {encoding.kind} encoding does not fit the space {space}")
 

@@ -170,3 +170,28 @@ def test_the_default_abi_and_unknown_benchmarks(module_path: None) -> None:
     with pytest.raises(ConfigError, match="is not one of evoledger, evopolicygym"):
         check_policy_abi("gym", "cartpole")
     assert "evopolicygym" not in sys.modules
+
+
+def test_a_contest_observation_arrives_as_plain_json_and_its_action_reaches_the_environment(module_path: None) -> None:
+    name = "atcoder/ahc058-apple-incremental-game"
+    benchmark = resolve_benchmark(BenchmarkRef(name=name))
+    abi = child_abi_for("evopolicygym", name, benchmark)
+    assert isinstance(abi, ChildAbi)
+    assert abi.action_space["type"] == "any_of"
+    seen: list[Any] = []
+
+    def act(observation: Any) -> Any:
+        seen.append(observation)
+        return {"upgrade": [0, 0]}
+
+    wrapped = abi.wrap(act)
+    environment = benchmark.make_environment(EpisodeSpec(split="train", index=0, seed=11))
+    try:
+        step = environment.step(conform_action(wrapped(environment.reset()), benchmark.action_space))
+    finally:
+        environment.close()
+    (observation,) = seen
+    assert type(observation["machines"]) is list
+    assert type(observation["machines"][3][9]) is int
+    assert observation["initial"]["costs"][0][0] == 1
+    assert step.observation["powers"][0][0] == 1

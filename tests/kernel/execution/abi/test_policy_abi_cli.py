@@ -47,6 +47,30 @@ def make_policy(context: PolicyContext) -> Policy:
     return Policy()
 """
 
+MOLECULES = """
+from evopolicygym.policy import PolicyContext, PolicyValue
+
+
+class Policy:
+    def act(self, observation: PolicyValue) -> PolicyValue:
+        positions = observation["positions"]
+        assert type(positions) is list and len(positions) == 300, type(positions)
+        assert type(positions[7]) is list and all(type(v) is float for v in positions[7]), positions[7]
+        assert type(observation["components"][5]) is int
+        if observation["turn"] > 0:
+            assert observation["initial"] is None
+            return {"bonds": []}
+        size = observation["initial"]["target_size"]
+        return {"bonds": [[i, i + 1] for i in range(299) if (i + 1) % size != 0]}
+
+
+def make_policy(context: PolicyContext) -> Policy:
+    bonds = context.action_space["fields"]["bonds"]
+    assert bonds["max_length"] == 290 and bonds["item"]["item"]["high"] == 299, bonds
+    assert context.observation_space["fields"]["positions"]["shape"] == [300, 2]
+    return Policy()
+"""
+
 FROZEN_LAKE = """
 from evopolicygym.policy import PolicyContext
 
@@ -186,8 +210,9 @@ def _recorded_config(record: Path, kind: str) -> dict[str, Any]:
         ("frozen-lake", FROZEN_LAKE, 3, 0.0),
         ("pendulum", PENDULUM, 1, -3000.0),
         ("minigrid/empty-5x5", MINIGRID, 2, 0.5),
+        ("atcoder/ahc057-molecules", MOLECULES, 1, 1_000_000.0),
     ],
-    ids=["cartpole", "frozen-lake", "pendulum", "minigrid"],
+    ids=["cartpole", "frozen-lake", "pendulum", "minigrid", "ahc057"],
 )
 def test_evopolicygym_programs_run_unchanged_through_evaluate(
     cwd: Path, name: str, source: str, episodes: int, least_score: float
