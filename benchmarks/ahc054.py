@@ -1,0 +1,382 @@
+"""AtCoder AHC054 A "Treant's Forest" as an interactive code-as-policy Benchmark: ``atcoder/ahc054-treants-forest``.
+
+Pure Python (no extra). The generator and turn rules are in :mod:`evoledger.benchmarks.ahc054_rules`, written from
+the public statement (spec revision 2025-09-21; no AtCoder text, tool, input or seed is redistributed).
+
+The Policy delays an adventurer who searches an ``N x N`` forest (N 20-40) for a flower, by placing treants.
+Observation (a dict): ``turn``; ``adventurer`` ``[row, column]``; ``newly_revealed``, the cells revealed this turn;
+``revealed_cells`` and ``placed_treants`` (counts); ``initial`` -- on the first observation only ``{"size",
+"entrance", "flower", "trees"}`` (the trees sorted), else ``null``. Only the entrance is revealed before the first
+Action. Action: ``{"placements": [[row, column], ...]}`` (at most 1,600; an empty list is always legal). A set with
+a repeated, off-map, revealed, tree or flower cell, or one after which the flower cannot be reached from the
+entrance or from the adventurer, is rejected whole: an invalid Action, the Policy failed the Episode (it counts 0).
+Each accepted Action is one turn: reveal, target choice and one adventurer step (see the rules module); reward 1.
+The Episode ends when the adventurer stands on the flower; it is truncated at ``max_episode_steps`` turns (2,048,
+the problem's cap; a smaller value is for quick tests only).
+
+Score (``capped_mean_turns``, maximize): the mean number of turns survived, failed Episodes counting 0, infra faults
+left out (the spec's ``scoring`` rule).
+
+Feedback: the score; how many Episodes reached / revealed the flower and hit the cap; placements per Episode; the
+final revealed share of the forest; cells still open to a treant (unrevealed, not a tree, not the flower: the
+per-cell rules, before the reachability check); the adventurer's shortest path to the flower on the true map, at
+the end and at its longest; distinct cells visited; and ``trace.jsonl``: per-turn diagnostics of at most
+:data:`TRACE_EPISODES` Episodes and :data:`TRACE_TRANSITIONS` turns in all. The adventurer's private target order
+and its current target are never published.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from typing import Any, Final
+
+import numpy as np
+from evoledger.benchmarks._shipped import shipped
+from evoledger.benchmarks.ahc054_rules import MAX_SIZE, MIN_SIZE, ForestSimulation, InvalidPlacements, generate_case
+from evoledger.benchmarks.feedback_summary import mean_return_rule, summarize_episodes
+from evoledger.kernel.authoring import (
+    Artifact,
+    BenchmarkPrograms,
+    BenchmarkSpec,
+    CatalogEntry,
+    EpisodeRecord,
+    EpisodeSpec,
+    Feedback,
+    InvalidAction,
+    JsonSpace,
+    Split,
+    Step,
+    check_episode_request,
+    derive_seed,
+    describe_space,
+    parameters_digest,
+)
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = ["BENCHMARKS", "CATALOG", "MAX_TURNS", "NAME", "TreantsForestBenchmark", "TreantsForestConfig"]
+
+NAME: Final = "atcoder/ahc054-treants-forest"
+MAX_TURNS: Final = 2_048
+MAX_PLACEMENTS: Final = 1_600
+TRACE_EPISODES: Final = 4
+TRACE_TRANSITIONS: Final = 4_096
+_SCORING: Final = mean_return_rule(0.0)
+_SCORE_RULE: Final = "mean turns survived (capped); a failed Episode counts 0"
+_CELLS: Final = MAX_SIZE * MAX_SIZE
+
+_OBSERVED_CELL: Final = {
+    "type": "array",
+    "prefixItems": [{"type": "integer", "minimum": 0, "maximum": MAX_SIZE - 1}] * 2,
+}
+_CELL_LIST: Final = {"type": "array", "items": _OBSERVED_CELL, "maxItems": _CELLS}
+OBSERVATION_SCHEMA: Final = {
+    "type": "object",
+    "properties": {
+        "turn": {"type": "integer", "minimum": 0, "maximum": MAX_TURNS},
+        "adventurer": _OBSERVED_CELL,
+        "newly_revealed": _CELL_LIST,
+        "revealed_cells": {"type": "integer", "minimum": 1, "maximum": _CELLS},
+        "placed_treants": {"type": "integer", "minimum": 0, "maximum": _CELLS},
+        "initial": {
+            "anyOf": [
+                {"type": "null"},
+                {
+                    "type": "object",
+                    "properties": {
+                        "size": {"type": "integer", "minimum": MIN_SIZE, "maximum": MAX_SIZE},
+                        "entrance": _OBSERVED_CELL,
+                        "flower": _OBSERVED_CELL,
+                        "trees": _CELL_LIST,
+                    },
+                },
+            ]
+        },
+    },
+}
+ACTION_SCHEMA: Final = {
+    "type": "object",
+    "properties": {
+        "placements": {
+            "type": "array",
+            "items": {"type": "array", "prefixItems": [{"type": "integer"}, {"type": "integer"}]},
+            "maxItems": MAX_PLACEMENTS,
+        }
+    },
+}
+_TRACED: Final = (
+    "turn",
+    "adventurer_row",
+    "adventurer_column",
+    "placed_this_turn",
+    "newly_revealed",
+    "revealed_fraction",
+    "flower_revealed",
+    "flower_path",
+    "open_cells",
+)
+
+
+class TreantsForestConfig(BaseModel):
+    """The turn cap: the problem's 2,048 by default; fewer only to keep a test short."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_episode_steps: int = Field(default=MAX_TURNS, ge=1, le=MAX_TURNS)
+
+
+def _placements(action: Any) -> list[tuple[int, int]]:
+    """The action's cells; :class:`InvalidAction` if it is not ``{"placements": [[row, column], ...]}``."""
+    if type(action) is not dict or list(action) != ["placements"]:
+        raise InvalidAction('the action must be {"placements": [[row, column], ...]}')
+    raw = action["placements"]
+    if type(raw) not in (list, tuple) or len(raw) > MAX_PLACEMENTS:
+        raise InvalidAction(f"placements must be a list of at most {MAX_PLACEMENTS} [row, column] pairs")
+    cells = []
+    for item in raw:
+        if type(item) not in (list, tuple) or len(item) != 2 or any(type(v) is not int for v in item):
+            raise InvalidAction(f"placement {item!r:.60} is not a [row, column] pair of integers")
+        cells.append((item[0], item[1]))
+    return cells
+
+
+class TreantsForestEnvironment:
+    """One forest; one Action per adventurer step."""
+
+    def __init__(self, episode: EpisodeSpec, max_turns: int) -> None:
+        self._seed = episode.seed
+        self._max_turns = max_turns
+        self._simulation: ForestSimulation | None = None
+        self._worst_path = 0
+        self._done = False
+
+    def reset(self) -> dict[str, Any]:
+        case = generate_case(self._seed)
+        self._simulation = simulation = ForestSimulation(case)
+        self._worst_path = simulation.flower_path()
+        self._done = False
+        observation = self._observation(simulation)
+        observation["initial"] = {
+            "size": case.size,
+            "entrance": list(case.entrance),
+            "flower": list(case.flower),
+            "trees": [list(cell) for cell in sorted(case.trees)],
+        }
+        return observation
+
+    @staticmethod
+    def _observation(simulation: ForestSimulation) -> dict[str, Any]:
+        return {
+            "turn": simulation.turn,
+            "adventurer": list(divmod(simulation.position, simulation.size)),
+            "newly_revealed": simulation.cells(simulation.newly_revealed),
+            "revealed_cells": simulation.revealed_count,
+            "placed_treants": simulation.placed,
+            "initial": None,
+        }
+
+    def step(self, action: Any) -> Step:
+        simulation = self._simulation
+        if simulation is None or self._done:
+            raise RuntimeError("step() called before reset() or after the Episode ended")
+        cells = _placements(action)
+        try:
+            simulation.step(cells)
+        except InvalidPlacements as exc:
+            raise InvalidAction(f"placements rejected as a whole: {exc}") from None
+        path = simulation.flower_path()
+        self._worst_path = max(self._worst_path, path)
+        terminated = simulation.done
+        truncated = not terminated and simulation.turn >= self._max_turns
+        self._done = terminated or truncated
+        row, column = divmod(simulation.position, simulation.size)
+        metrics = {
+            "turn": float(simulation.turn),
+            "adventurer_row": float(row),
+            "adventurer_column": float(column),
+            "placed_this_turn": float(len(cells)),
+            "placed_treants": float(simulation.placed),
+            "newly_revealed": float(len(simulation.newly_revealed)),
+            "revealed_fraction": simulation.revealed_count / simulation.size**2,
+            "flower_revealed": float(simulation.flower_revealed),
+            "flower_reached": float(terminated),
+            "turn_cap": float(truncated),
+            "flower_path": float(path),
+            "flower_path_worst": float(self._worst_path),
+            "open_cells": float(simulation.open_cells()),
+            "unique_positions": float(len(simulation.visited)),
+        }
+        return Step(self._observation(simulation), 1.0, terminated, truncated, metrics)
+
+    def legal_action(self, rng: np.random.Generator) -> dict[str, list[list[int]]]:
+        """A random legal set (mostly empty, sometimes one cell), for ``check_benchmark``; never used in a Run."""
+        simulation = self._simulation
+        if simulation is None or rng.random() < 0.7:
+            return {"placements": []}
+        cell = [int(v) for v in rng.integers(0, simulation.size, size=2)]
+        try:
+            simulation.check([(cell[0], cell[1])])
+        except InvalidPlacements:
+            return {"placements": []}
+        return {"placements": [cell]}
+
+    def close(self) -> None:
+        self._simulation = None
+        self._done = True
+
+
+def _outcome(record: EpisodeRecord) -> str:
+    return "flower_reached" if record.terminated else "turn_cap" if record.truncated else "unfinished"
+
+
+_NOTES: Final = {
+    "placed_treants": "placed_treants",
+    "final_revealed_fraction": "revealed_fraction",
+    "final_open_cells": "open_cells",
+    "final_flower_path": "flower_path",
+    "worst_flower_path": "flower_path_worst",
+    "unique_positions": "unique_positions",
+    "flower_revealed": "flower_revealed",
+}
+
+
+def _notes(record: EpisodeRecord) -> dict[str, float]:
+    metrics = record.final_metrics
+    return {note: float(metrics[key]) for note, key in _NOTES.items() if key in metrics}
+
+
+class TreantsForestBenchmark:
+    """``atcoder/ahc054-treants-forest`` (see the module docstring)."""
+
+    def __init__(self, config: TreantsForestConfig) -> None:
+        self.config = config
+        self._observation_space = JsonSpace(OBSERVATION_SCHEMA)
+        self._action_space = JsonSpace(ACTION_SCHEMA)
+        parameters: dict[str, Any] = {
+            "generator": "evopolicygym-independent-v1",
+            "minimum_size": MIN_SIZE,
+            "maximum_size": MAX_SIZE,
+            "max_turns": config.max_episode_steps,
+            "max_placements": MAX_PLACEMENTS,
+        }
+        self._spec = BenchmarkSpec(
+            id=NAME,
+            description=(
+                "AtCoder AHC054 Treant's Forest: place treants so that the adventurer searching the forest takes "
+                "as many turns as possible to reach the flower (capped at 2,048); maximize the mean turns."
+            ),
+            observation_space=describe_space(self._observation_space),
+            action_space=describe_space(self._action_space),
+            metadata={
+                "source": "evoledger.benchmarks.ahc054",
+                "provider": "AtCoder",
+                "contest": "AHC054",
+                "problem": "A Treant's Forest",
+                "upstream_id": "atcoder/AHC054/TreantsForest/capped-mean-turns-v1",
+                "specification_revision": "2025-09-21",
+                "implementation": "independent, from the public statement; no AtCoder material included",
+                "score_rule": _SCORE_RULE,
+            },
+            environment_parameters=parameters,
+            max_episode_steps=config.max_episode_steps,
+            primary_metric="capped_mean_turns",
+            parameters_digest=parameters_digest(parameters),
+            scoring=_SCORING,
+        )
+
+    @property
+    def spec(self) -> BenchmarkSpec:
+        return self._spec
+
+    @property
+    def programs(self) -> BenchmarkPrograms:
+        return shipped("ahc054")
+
+    @property
+    def observation_space(self) -> JsonSpace:
+        return self._observation_space
+
+    @property
+    def action_space(self) -> JsonSpace:
+        return self._action_space
+
+    def episodes(self, split: Split, *, seed: int, count: int) -> list[EpisodeSpec]:
+        check_episode_request(split, seed=seed, count=count)
+        return [EpisodeSpec(split=split, index=i, seed=derive_seed(seed, NAME, split, i)) for i in range(count)]
+
+    def make_environment(self, episode: EpisodeSpec) -> TreantsForestEnvironment:
+        return TreantsForestEnvironment(episode, self.config.max_episode_steps)
+
+    def feedback(self, records: Sequence[EpisodeRecord]) -> Feedback:
+        """The capped mean turns and what explains it (see the module docstring); never the private targets."""
+        base = summarize_episodes(
+            benchmark_id=NAME,
+            primary_metric=self._spec.primary_metric,
+            score_rule=_SCORE_RULE,
+            failure_return=0.0,
+            records=records,
+            outcome=_outcome,
+            notes=_notes,
+        )
+        content = dict(base.content)
+        ran = [r for r in records if r.status == "ok"]
+        reached = sum(1 for r in ran if r.terminated)
+        revealed = sum(1 for r in ran if r.final_metrics.get("flower_revealed"))
+        capped = sum(1 for r in ran if r.truncated)
+        placing = sum(1 for r in ran if r.final_metrics.get("placed_treants", 0) > 0)
+        content.update(
+            {
+                "summary": (
+                    f"{base.content['summary']}; flower reached in {reached}, revealed in {revealed}, turn cap hit in "
+                    f"{capped} of {len(ran)} Episodes that ran to the end; treants placed in {placing}"
+                ),
+                "flower_reached": reached,
+                "flower_revealed": revealed,
+                "cap_hits": capped,
+                "episodes_with_placements": placing,
+            }
+        )
+        artifacts = [a for a in base.artifacts if a.name != "trace.jsonl"]
+        trace = _trace(records)
+        if trace:
+            artifacts.append(Artifact("trace.jsonl", "application/x-ndjson", trace, retention="bulk"))
+        return Feedback(score=base.score, content=content, artifacts=tuple(artifacts))
+
+
+def _trace(records: Sequence[EpisodeRecord]) -> bytes:
+    """Per-turn diagnostics of the first Episodes with a trajectory (public facts only)."""
+    lines: list[str] = []
+    traced = 0
+    for record in records:
+        trajectory = record.trajectory
+        if trajectory is None or traced == TRACE_EPISODES or len(lines) >= TRACE_TRANSITIONS:
+            continue
+        traced += 1
+        for step, (action, metrics) in enumerate(zip(trajectory.actions, trajectory.metrics, strict=False)):
+            if len(lines) >= TRACE_TRANSITIONS:
+                break
+            if not isinstance(metrics, Mapping):
+                continue
+            line: dict[str, Any] = {"episode": record.index, "step": step}
+            line.update({key: metrics[key] for key in _TRACED if key in metrics})
+            if isinstance(action, Mapping) and isinstance(action.get("placements"), list | tuple):
+                line["placements"] = [list(cell) for cell in action["placements"][:16]]
+            lines.append(json.dumps(line, sort_keys=True) + "\n")
+    return "".join(lines).encode()
+
+
+def make_treants_forest(**config: Any) -> TreantsForestBenchmark:
+    """``atcoder/ahc054-treants-forest``."""
+    return TreantsForestBenchmark(TreantsForestConfig(**config))
+
+
+BENCHMARKS = {NAME: make_treants_forest}
+
+CATALOG = (
+    CatalogEntry(
+        NAME,
+        "atcoder",
+        "AtCoder AHC054 Treant's Forest: place treants to delay an adventurer searching for a flower; maximize turns",
+    ),
+)
+"""The catalogue row (pure Python: no extra)."""
