@@ -72,7 +72,9 @@ class Operations:
     lifts: int
     unloads: int
     relocations: int
-    """Unloads after the last pick: shipments put back down while retrieving (lift-and-put-back cycles)."""
+    """Unloads beyond one per shipment: shipments put down again after being stored (lift-and-put-back cycles).
+    Every shipment is stored at least once (only shipment 1 could go straight from a pick to a delivery, and it is
+    never the last to arrive), so this is ``unloads - picks``."""
 
 
 def generate_case(seed: int) -> WarehouseCase:
@@ -100,7 +102,7 @@ def execute(case: WarehouseCase, instructions: str) -> Operations:
     grid = [0] * (rows * columns)  # shipment number per cell, 0 = empty
     row = column = 0
     carried = 0
-    picked = delivered = moves = lifts = unloads = relocations = 0
+    picked = delivered = moves = lifts = unloads = 0
     total = len(case.arrivals)
     i, n = 0, len(instructions)
     while i < n:
@@ -128,7 +130,6 @@ def execute(case: WarehouseCase, instructions: str) -> Operations:
                     raise InvalidInstructions(f"offset {offset}: cannot unload, {why}")
                 grid[cell], carried = carried, 0
                 unloads += 1
-                relocations += picked == total
         elif token in _DELTAS:
             dr, dc = _DELTAS[token]
             r, c = row + dr, column + dc
@@ -155,4 +156,4 @@ def execute(case: WarehouseCase, instructions: str) -> Operations:
         raise InvalidInstructions(
             f"the instructions end with {delivered} of {total} shipments delivered and the forklift at ({row}, {column})"
         )
-    return Operations(n, moves, picked, delivered, lifts, unloads, relocations)
+    return Operations(n, moves, picked, delivered, lifts, unloads, unloads - picked)
