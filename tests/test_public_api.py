@@ -41,6 +41,7 @@ EXPECTED = {
     "Feedback",
     "FeedbackError",
     "InvalidAction",
+    "JsonSpace",
     "Retention",
     "ScoreDirection",
     "ScoreRule",

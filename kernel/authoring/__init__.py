@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         Retention,
         Trajectory,
     )
+    from evoledger.kernel.authoring.json_space import JsonSpace
     from evoledger.kernel.authoring.seeds import derive_seed
     from evoledger.kernel.authoring.spaces import describe_space
     from evoledger.projections.scoring import ScoreRule, score_episodes
@@ -76,6 +77,7 @@ __all__ = [
     "Feedback",
     "FeedbackError",
     "InvalidAction",
+    "JsonSpace",
     "Retention",
     "ScoreDirection",
     "ScoreRule",
@@ -124,6 +126,7 @@ _LAZY: Final = {
     "FeedbackError": "evoledger.kernel.authoring.feedback",
     "Retention": "evoledger.kernel.authoring.feedback",
     "Trajectory": "evoledger.kernel.authoring.feedback",
+    "JsonSpace": "evoledger.kernel.authoring.json_space",
     "derive_seed": "evoledger.kernel.authoring.seeds",
     "describe_space": "evoledger.kernel.authoring.spaces",
     "ScoreRule": "evoledger.projections.scoring",

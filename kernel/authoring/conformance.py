@@ -24,7 +24,7 @@ code                            meaning
 ``step.invalid``                a reward that is not a finite number, non-bool flags or bad metrics
 ``episode.too_long``            an Episode did not end within ``max_episode_steps`` under random actions
 ``replay.nondeterministic``     the same actions on a fresh Environment gave a different Episode
-``action.valid_rejected``       an action sampled from the action space raised InvalidAction
+``action.valid_rejected``       an action sampled from the action space (or legal_action()) raised InvalidAction
 ``action.invalid_accepted``     an action outside the action space was accepted
 ``action.invalid_wrong_error``  an action outside the action space raised something other than InvalidAction
 ``close.failed``                ``close()`` raised (it must be safe to call twice)

@@ -4,8 +4,9 @@ Probes: :func:`jsonable` turns what an Environment returns (numpy arrays and sca
 a trajectory holds; :func:`invalid_actions` constructs, where one can be constructed, actions that lie outside a
 gymnasium space (one past a Discrete range, beyond a Box bound, NaN, the wrong shape, ...).
 
-Environments: :func:`run_random_episode` plays one Episode with actions sampled from the action space and checks
-every observation, reward, flag and metric, that the Episode ends by ``max_episode_steps`` and that ``close()`` is
+Environments: :func:`run_random_episode` plays one Episode with actions sampled from the action space (or, where the
+Environment has a ``legal_action(rng)`` method, from that: a random action legal in the current state, for a
+Benchmark whose rules reject most actions the space holds, a contest's) and checks every observation, reward, flag and metric, that the Episode ends by ``max_episode_steps`` and that ``close()`` is
 safe twice. :func:`check_replay` replays the same actions on a fresh Environment and compares.
 :func:`check_invalid_actions` feeds actions outside the action space and expects :class:`InvalidAction`.
 
@@ -28,6 +29,7 @@ import numpy as np
 from evoledger.kernel.authoring.conformance_report import Findings, describe_error
 from evoledger.kernel.authoring.episodes import Environment, EpisodeSpec, InvalidAction, Step
 from evoledger.kernel.authoring.feedback import Artifact, EpisodeRecord, EpisodeStatus, Feedback, Trajectory
+from evoledger.kernel.authoring.json_space import JsonSpace
 from evoledger.ledger.canonical import canonical_json
 from evoledger.ledger.errors import EncodingError
 from evoledger.projections.scoring import ScoreRule, score_episodes
@@ -95,6 +97,8 @@ def invalid_actions(space: Any) -> list[tuple[str, Any]]:
 
     Callers should still confirm with ``space.contains`` before relying on a candidate being invalid.
     """
+    if isinstance(space, JsonSpace):
+        return space.invalid_examples()
     if isinstance(space, spaces.Discrete):
         start, n = int(space.start), int(space.n)
         return [
@@ -220,8 +224,15 @@ def run_random_episode(
             return run
         _check_observation(benchmark, findings, observation, f"{key} reset")
         run.observations.append(jsonable(observation))
+        legal = getattr(env, "legal_action", None)
         for t in range(max_steps):
-            raw = sampler.sample()
+            raw = legal(sampler.np_random) if callable(legal) else sampler.sample()
+            if callable(legal) and not _contains(benchmark.action_space, raw):
+                findings.add(
+                    "environment.protocol",
+                    f"legal_action() at {key} step {t} returned {jsonable(raw)!r:.80}, outside the action space",
+                )
+                return run
             action = jsonable(raw) if as_json else raw
             try:
                 step = env.step(action)

@@ -71,7 +71,12 @@ class InvalidAction(EvoLedgerError):
 
 @runtime_checkable
 class Environment(Protocol):
-    """A fresh Environment per Episode. Any exception other than :class:`InvalidAction` is an infra fault."""
+    """A fresh Environment per Episode. Any exception other than :class:`InvalidAction` is an infra fault.
+
+    Optional: ``legal_action(rng: numpy.random.Generator)``, a random action legal in the current state, for an
+    Environment whose rules reject most values of its action space (a contest's); ``check_benchmark`` then plays
+    with it instead of ``action_space.sample()``. The kernel never calls it during a Run.
+    """
 
     def reset(self) -> Any:
         """Start the Episode and return the first observation."""

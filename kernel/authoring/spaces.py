@@ -13,6 +13,7 @@ import math
 from typing import Any, Final
 
 import numpy as np
+from evoledger.kernel.authoring.json_space import JsonSpace
 from evoledger.ledger.errors import InputError
 from gymnasium import spaces
 
@@ -83,6 +84,9 @@ def describe_space(space: spaces.Space[Any]) -> dict[str, Any]:
             "max_length": int(space.max_length),
             "charset": "".join(sorted(space.character_set)),
         }
+    if isinstance(space, JsonSpace):
+        return space.describe()
     raise InputError(
-        f"cannot describe space {space!r}; supported: Discrete, Box, MultiDiscrete, MultiBinary, Tuple, Dict, Text"
+        f"cannot describe space {space!r}; supported: Discrete, Box, MultiDiscrete, MultiBinary, Tuple, Dict, Text, "
+        "JsonSpace"
     )
