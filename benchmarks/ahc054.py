@@ -14,55 +14,39 @@ Each accepted Action is one turn: reveal, target choice and one adventurer step 
 The Episode ends when the adventurer stands on the flower; it is truncated at ``max_episode_steps`` turns (2,048,
 the problem's cap; a smaller value is for quick tests only).
 
-Score (``capped_mean_turns``, maximize): the mean number of turns survived, failed Episodes counting 0, infra faults
-left out (the spec's ``scoring`` rule).
+Episodes are planned by the shared contest frame (:mod:`evoledger.benchmarks.contest_benchmark`, leaf
+``treants-forest``). Score (``capped_mean_turns``, maximize): the mean number of turns survived, failed Episodes
+counting 0, infra faults left out (the spec's ``scoring`` rule).
 
-Feedback: the score; how many Episodes reached / revealed the flower and hit the cap; placements per Episode; the
-final revealed share of the forest; cells still open to a treant (unrevealed, not a tree, not the flower: the
-per-cell rules, before the reachability check); the adventurer's shortest path to the flower on the true map, at
-the end and at its longest; distinct cells visited; and ``trace.jsonl``: per-turn diagnostics of at most
+Feedback: the score, statuses and first failure messages (the frame's); how many Episodes reached / revealed the
+flower and hit the cap; placements per Episode; the final revealed share of the forest; cells still open to a
+treant (unrevealed, not a tree, not the flower: the per-cell rules, before the reachability check); the
+adventurer's shortest path to the flower on the true map, at the end and at its longest; distinct cells visited;
+and ``trace.jsonl``: per-turn diagnostics of at most
 :data:`TRACE_EPISODES` Episodes and :data:`TRACE_TRANSITIONS` turns in all. The adventurer's private target order
 and its current target are never published.
 """
 
 from __future__ import annotations
 
-import json
+import functools
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 
 import numpy as np
 from evoledger.benchmarks._shipped import shipped
 from evoledger.benchmarks.ahc054_rules import MAX_SIZE, MIN_SIZE, ForestSimulation, InvalidPlacements, generate_case
-from evoledger.benchmarks.feedback_summary import mean_return_rule, summarize_episodes
-from evoledger.kernel.authoring import (
-    Artifact,
-    BenchmarkPrograms,
-    BenchmarkSpec,
-    CatalogEntry,
-    EpisodeRecord,
-    EpisodeSpec,
-    Feedback,
-    InvalidAction,
-    JsonSpace,
-    Split,
-    Step,
-    check_episode_request,
-    derive_seed,
-    describe_space,
-    parameters_digest,
-)
+from evoledger.benchmarks.contest_benchmark import Contest, ContestBenchmark, jsonl_bytes, mean_or_none
+from evoledger.kernel.authoring import CatalogEntry, EpisodeRecord, InvalidAction, JsonSpace, Step
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["BENCHMARKS", "CATALOG", "MAX_TURNS", "NAME", "TreantsForestBenchmark", "TreantsForestConfig"]
+__all__ = ["BENCHMARKS", "CATALOG", "MAX_TURNS", "NAME", "TreantsForestConfig", "make_treants_forest"]
 
 NAME: Final = "atcoder/ahc054-treants-forest"
 MAX_TURNS: Final = 2_048
 MAX_PLACEMENTS: Final = 1_600
 TRACE_EPISODES: Final = 4
 TRACE_TRANSITIONS: Final = 4_096
-_SCORING: Final = mean_return_rule(0.0)
-_SCORE_RULE: Final = "mean turns survived (capped); a failed Episode counts 0"
 _CELLS: Final = MAX_SIZE * MAX_SIZE
 
 _OBSERVED_CELL: Final = {
@@ -143,8 +127,8 @@ def _placements(action: Any) -> list[tuple[int, int]]:
 class TreantsForestEnvironment:
     """One forest; one Action per adventurer step."""
 
-    def __init__(self, episode: EpisodeSpec, max_turns: int) -> None:
-        self._seed = episode.seed
+    def __init__(self, case_seed: int, max_turns: int = MAX_TURNS) -> None:
+        self._seed = case_seed
         self._max_turns = max_turns
         self._simulation: ForestSimulation | None = None
         self._worst_path = 0
@@ -225,149 +209,96 @@ class TreantsForestEnvironment:
         self._done = True
 
 
-def _outcome(record: EpisodeRecord) -> str:
-    return "flower_reached" if record.terminated else "turn_cap" if record.truncated else "unfinished"
-
-
-_NOTES: Final = {
+_FINAL: Final = {
     "placed_treants": "placed_treants",
     "final_revealed_fraction": "revealed_fraction",
     "final_open_cells": "open_cells",
     "final_flower_path": "flower_path",
     "worst_flower_path": "flower_path_worst",
     "unique_positions": "unique_positions",
-    "flower_revealed": "flower_revealed",
 }
+"""Summary figure -> the last-step metric it averages over the Episodes that ran to the end."""
 
 
-def _notes(record: EpisodeRecord) -> dict[str, float]:
-    metrics = record.final_metrics
-    return {note: float(metrics[key]) for note, key in _NOTES.items() if key in metrics}
-
-
-class TreantsForestBenchmark:
-    """``atcoder/ahc054-treants-forest`` (see the module docstring)."""
-
-    def __init__(self, config: TreantsForestConfig) -> None:
-        self.config = config
-        self._observation_space = JsonSpace(OBSERVATION_SCHEMA)
-        self._action_space = JsonSpace(ACTION_SCHEMA)
-        parameters: dict[str, Any] = {
-            "generator": "evopolicygym-independent-v1",
-            "minimum_size": MIN_SIZE,
-            "maximum_size": MAX_SIZE,
-            "max_turns": config.max_episode_steps,
-            "max_placements": MAX_PLACEMENTS,
-        }
-        self._spec = BenchmarkSpec(
-            id=NAME,
-            description=(
-                "AtCoder AHC054 Treant's Forest: place treants so that the adventurer searching the forest takes "
-                "as many turns as possible to reach the flower (capped at 2,048); maximize the mean turns."
-            ),
-            observation_space=describe_space(self._observation_space),
-            action_space=describe_space(self._action_space),
-            metadata={
-                "source": "evoledger.benchmarks.ahc054",
-                "provider": "AtCoder",
-                "contest": "AHC054",
-                "problem": "A Treant's Forest",
-                "upstream_id": "atcoder/AHC054/TreantsForest/capped-mean-turns-v1",
-                "specification_revision": "2025-09-21",
-                "implementation": "independent, from the public statement; no AtCoder material included",
-                "score_rule": _SCORE_RULE,
-            },
-            environment_parameters=parameters,
-            max_episode_steps=config.max_episode_steps,
-            primary_metric="capped_mean_turns",
-            parameters_digest=parameters_digest(parameters),
-            scoring=_SCORING,
-        )
-
-    @property
-    def spec(self) -> BenchmarkSpec:
-        return self._spec
-
-    @property
-    def programs(self) -> BenchmarkPrograms:
-        return shipped("ahc054")
-
-    @property
-    def observation_space(self) -> JsonSpace:
-        return self._observation_space
-
-    @property
-    def action_space(self) -> JsonSpace:
-        return self._action_space
-
-    def episodes(self, split: Split, *, seed: int, count: int) -> list[EpisodeSpec]:
-        check_episode_request(split, seed=seed, count=count)
-        return [EpisodeSpec(split=split, index=i, seed=derive_seed(seed, NAME, split, i)) for i in range(count)]
-
-    def make_environment(self, episode: EpisodeSpec) -> TreantsForestEnvironment:
-        return TreantsForestEnvironment(episode, self.config.max_episode_steps)
-
-    def feedback(self, records: Sequence[EpisodeRecord]) -> Feedback:
-        """The capped mean turns and what explains it (see the module docstring); never the private targets."""
-        base = summarize_episodes(
-            benchmark_id=NAME,
-            primary_metric=self._spec.primary_metric,
-            score_rule=_SCORE_RULE,
-            failure_return=0.0,
-            records=records,
-            outcome=_outcome,
-            notes=_notes,
-        )
-        content = dict(base.content)
-        ran = [r for r in records if r.status == "ok"]
-        reached = sum(1 for r in ran if r.terminated)
-        revealed = sum(1 for r in ran if r.final_metrics.get("flower_revealed"))
-        capped = sum(1 for r in ran if r.truncated)
-        placing = sum(1 for r in ran if r.final_metrics.get("placed_treants", 0) > 0)
-        content.update(
-            {
-                "summary": (
-                    f"{base.content['summary']}; flower reached in {reached}, revealed in {revealed}, turn cap hit in "
-                    f"{capped} of {len(ran)} Episodes that ran to the end; treants placed in {placing}"
-                ),
-                "flower_reached": reached,
-                "flower_revealed": revealed,
-                "cap_hits": capped,
-                "episodes_with_placements": placing,
-            }
-        )
-        artifacts = [a for a in base.artifacts if a.name != "trace.jsonl"]
-        trace = _trace(records)
-        if trace:
-            artifacts.append(Artifact("trace.jsonl", "application/x-ndjson", trace, retention="bulk"))
-        return Feedback(score=base.score, content=content, artifacts=tuple(artifacts))
+def _summary(records: Sequence[EpisodeRecord]) -> tuple[dict[str, Any], bytes]:
+    ran = [r for r in records if r.status == "ok"]
+    finals = [r.final_metrics for r in ran]
+    summary: dict[str, Any] = {
+        "flower_reached": sum(1 for r in ran if r.terminated),
+        "flower_revealed": sum(1 for m in finals if m.get("flower_revealed")),
+        "cap_hits": sum(1 for r in ran if r.truncated),
+        "episodes_with_placements": sum(1 for m in finals if m.get("placed_treants", 0) > 0),
+        "max_placed_treants": max((float(m.get("placed_treants", 0.0)) for m in finals), default=None),
+        "mean_turns_of_finished": mean_or_none([float(r.steps) for r in ran]),
+    }
+    summary.update(
+        {f"mean_{name}": mean_or_none([float(m[key]) for m in finals if key in m]) for name, key in _FINAL.items()}
+    )
+    summary["how_to_read"] = (
+        "score = mean turns survived (reward 1 per accepted turn, at most the turn cap); a rejected placement set "
+        "ends the Episode as invalid_action (0 turns) and its message names the broken rule; flower_path: the "
+        "adventurer's shortest path to the flower on the true map; open_cells: cells a treant could still take by "
+        "the per-cell rules; trace.jsonl: per turn the adventurer's cell, placements, cells newly revealed and "
+        "these figures (never the adventurer's private targets)"
+    )
+    return summary, _trace(records)
 
 
 def _trace(records: Sequence[EpisodeRecord]) -> bytes:
     """Per-turn diagnostics of the first Episodes with a trajectory (public facts only)."""
-    lines: list[str] = []
+    rows: list[dict[str, Any]] = []
     traced = 0
     for record in records:
         trajectory = record.trajectory
-        if trajectory is None or traced == TRACE_EPISODES or len(lines) >= TRACE_TRANSITIONS:
+        if trajectory is None or traced == TRACE_EPISODES or len(rows) >= TRACE_TRANSITIONS:
             continue
         traced += 1
         for step, (action, metrics) in enumerate(zip(trajectory.actions, trajectory.metrics, strict=False)):
-            if len(lines) >= TRACE_TRANSITIONS:
+            if len(rows) >= TRACE_TRANSITIONS:
                 break
             if not isinstance(metrics, Mapping):
                 continue
-            line: dict[str, Any] = {"episode": record.index, "step": step}
-            line.update({key: metrics[key] for key in _TRACED if key in metrics})
+            row: dict[str, Any] = {"episode": record.index, "step": step}
+            row.update({key: metrics[key] for key in _TRACED if key in metrics})
             if isinstance(action, Mapping) and isinstance(action.get("placements"), list | tuple):
-                line["placements"] = [list(cell) for cell in action["placements"][:16]]
-            lines.append(json.dumps(line, sort_keys=True) + "\n")
-    return "".join(lines).encode()
+                row["placements"] = [list(cell) for cell in action["placements"][:16]]
+            rows.append(row)
+    return jsonl_bytes(rows)
 
 
-def make_treants_forest(**config: Any) -> TreantsForestBenchmark:
-    """``atcoder/ahc054-treants-forest``."""
-    return TreantsForestBenchmark(TreantsForestConfig(**config))
+def make_treants_forest(**config: Any) -> ContestBenchmark:
+    """AtCoder AHC054 A Treant's Forest: place treants to delay the adventurer; score the turns it takes."""
+    max_turns = TreantsForestConfig(**config).max_episode_steps
+    parameters: dict[str, Any] = {"minimum_size": MIN_SIZE, "maximum_size": MAX_SIZE, "max_placements": MAX_PLACEMENTS}
+    if max_turns != MAX_TURNS:  # only then: the default spec's digest is the problem's
+        parameters["max_turns"] = max_turns
+    return ContestBenchmark(
+        Contest(
+            name=NAME,
+            upstream_id="atcoder/AHC054/TreantsForest/capped-mean-turns-v1",
+            leaf="treants-forest",
+            description=(
+                "AtCoder AHC054 A 'Treant's Forest' (independent simulator): an adventurer searches an N x N forest "
+                "(N 20-40) for a flower, revealing cells along its row and column; each turn place treants on "
+                "unrevealed cells (the flower must stay reachable) to make it take longer. Score per case: turns "
+                "until it stands on the flower, capped at 2,048 (maximize)."
+            ),
+            observation_space=JsonSpace(OBSERVATION_SCHEMA),
+            action_space=JsonSpace(ACTION_SCHEMA),
+            max_episode_steps=max_turns,
+            primary_metric="capped_mean_turns",
+            failure_score=0.0,
+            environment=functools.partial(TreantsForestEnvironment, max_turns=max_turns),
+            summary=_summary,
+            programs=shipped("ahc054"),
+            metadata={
+                "contest": "AtCoder Heuristic Contest 054 A",
+                "specification_revision": "2025-09-21",
+                "generator": "evopolicygym-independent-v1",
+            },
+            parameters=parameters,
+        )
+    )
 
 
 BENCHMARKS = {NAME: make_treants_forest}
@@ -376,7 +307,7 @@ CATALOG = (
     CatalogEntry(
         NAME,
         "atcoder",
-        "AtCoder AHC054 Treant's Forest: place treants to delay an adventurer searching for a flower; maximize turns",
+        "AtCoder AHC054 A Treant's Forest (pure-Python simulator): delay an adventurer searching for a flower; turns",
     ),
 )
-"""The catalogue row (pure Python: no extra)."""
+"""The catalogue row (family ``atcoder``, no extra)."""

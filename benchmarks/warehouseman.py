@@ -1,4 +1,4 @@
-"""CodeChef WAREHOUS "Warehouseman" (June Challenge 2018) as a code-as-policy Benchmark: ``codechef/warehous-warehouseman``.
+"""CodeChef WAREHOUS "Warehouseman" (June Challenge 2018), code as policy: ``codechef/warehous-warehouseman``.
 
 Pure Python (no extra). The rules, generator and cost are in :mod:`evoledger.benchmarks.warehouseman_rules`, written
 from the public problem facts (statement revision 2018-05-08; no CodeChef text, tool or input is redistributed).
@@ -11,26 +11,27 @@ not a valid solution (a token the state forbids, shipments left, the forklift aw
 is an invalid Action: the Policy failed the Episode, which counts :data:`FAILURE_COST` (1,000,000). A valid one
 returns its cost ``(characters + 2) / (rows + columns - 1) - 2*rows*columns + 20``.
 
-Score (``mean_normalized_cost``, **minimize**): the mean Episode cost, failed Episodes counting 1,000,000, infra
-faults left out (the spec's ``scoring`` rule, so ``evoledger replay`` recomputes it).
+Episodes are planned by the shared contest frame (:mod:`evoledger.benchmarks.contest_benchmark`, leaf
+``warehouseman``). Score (``mean_normalized_cost``, **minimize**): the mean Episode cost, failed Episodes counting
+1,000,000, infra faults left out (the spec's ``scoring`` rule, so ``evoledger replay`` recomputes it).
 
-Feedback: the score; characters per shipment and the gap to 6 per shipment (one ``P``, one ``D`` and one
-lift-and-unload pair at least: the handling lower bound); moves; the movement and handling shares of the
-characters; relocation cycles (shipments put back down while retrieving); the share of the instruction limit
-used; and ``diagnostics.jsonl``: one line per Episode for at most :data:`DIAGNOSTIC_EPISODES` Episodes (pool index,
-status, cost, grid size and operation counts; never the arrivals or the instruction string).
+Feedback: the score, statuses and first failure messages (the frame's); the mean characters per shipment and the
+gap to 6 per shipment (one ``P``, one ``D`` and one lift-and-unload pair at least: the handling lower bound); moves;
+the movement and handling shares of the characters; relocation cycles (shipments put down again after being
+stored); the share of the instruction limit used; and ``diagnostics.jsonl`` (permanent): one line per Episode for
+at most :data:`DIAGNOSTIC_EPISODES` Episodes (pool index, status, cost, grid size and operation counts; never the
+arrivals or the instruction string).
 """
 
 from __future__ import annotations
 
 import functools
-import json
 from collections.abc import Sequence
 from typing import Any, Final
 
 import numpy as np
 from evoledger.benchmarks._shipped import PROGRAMS_DIR, shipped
-from evoledger.benchmarks.feedback_summary import SCORE_DIGITS, mean_return_rule, summarize_episodes
+from evoledger.benchmarks.contest_benchmark import Contest, ContestBenchmark, ContestConfig, jsonl_bytes, mean_or_none
 from evoledger.benchmarks.warehouseman_rules import (
     FAILURE_COST,
     INSTRUCTION_LIMIT,
@@ -42,33 +43,14 @@ from evoledger.benchmarks.warehouseman_rules import (
     generate_case,
     normalized_cost,
 )
-from evoledger.kernel.authoring import (
-    Artifact,
-    BenchmarkPrograms,
-    BenchmarkSpec,
-    CatalogEntry,
-    EpisodeRecord,
-    EpisodeSpec,
-    Feedback,
-    InvalidAction,
-    JsonSpace,
-    Split,
-    Step,
-    check_episode_request,
-    derive_seed,
-    describe_space,
-    parameters_digest,
-)
-from pydantic import BaseModel, ConfigDict
+from evoledger.kernel.authoring import Artifact, CatalogEntry, EpisodeRecord, Feedback, InvalidAction, JsonSpace, Step
 
-__all__ = ["BENCHMARKS", "CATALOG", "DIAGNOSTIC_EPISODES", "NAME", "WarehousemanBenchmark", "WarehousemanConfig"]
+__all__ = ["BENCHMARKS", "CATALOG", "DIAGNOSTIC_EPISODES", "NAME", "WarehousemanBenchmark", "make_warehouseman"]
 
 NAME: Final = "codechef/warehous-warehouseman"
 DIAGNOSTIC_EPISODES: Final = 64
 HANDLING_PER_SHIPMENT: Final = 6
 """``P``, ``D`` and one ``L<d>`` + ``U<d>`` pair: the characters every shipment costs at least besides moving."""
-_SCORING: Final = mean_return_rule(FAILURE_COST)
-_SCORE_RULE: Final = "mean normalized cost (lower is better); a failed Episode counts 1,000,000"
 _MAX_SHIPMENTS: Final = MAX_SIDE * MAX_SIDE - 1
 _OPERATIONS: Final = ("characters", "moves", "picks", "deliveries", "lifts", "unloads", "relocations")
 
@@ -89,12 +71,6 @@ OBSERVATION_SCHEMA: Final = {
 ACTION_SCHEMA: Final = {"type": "string", "maxLength": INSTRUCTION_LIMIT}
 
 
-class WarehousemanConfig(BaseModel):
-    """WAREHOUS has no settings: the case distribution, limit and cost are the problem's."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
 def _observation(case: WarehouseCase) -> dict[str, Any]:
     return {
         "rows": case.rows,
@@ -107,8 +83,8 @@ def _observation(case: WarehouseCase) -> dict[str, Any]:
 class WarehousemanEnvironment:
     """One case; the Policy's single Action is the whole instruction string."""
 
-    def __init__(self, episode: EpisodeSpec) -> None:
-        self._seed = episode.seed
+    def __init__(self, case_seed: int) -> None:
+        self._seed = case_seed
         self._case: WarehouseCase | None = None
         self._done = False
 
@@ -150,19 +126,16 @@ def _baseline_solver() -> Any:
     """The shipped baseline Program's ``solve`` (compiled from its source: no bytecode is written next to it)."""
     path = PROGRAMS_DIR / "warehouseman-baseline" / "policy.py"
     namespace: dict[str, Any] = {"__name__": "_warehouseman_baseline"}
-    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)  # noqa: S102 - our own Program
+    exec(compile(path.read_text(encoding="utf-8"), str(path), "exec"), namespace)
     return namespace["solve"]
 
 
-def _outcome(record: EpisodeRecord) -> str:
-    return "solved" if record.terminated else "unfinished"
-
-
 def _notes(record: EpisodeRecord) -> dict[str, float]:
+    """One solved Episode's figures (empty for an Episode that did not run to its end)."""
     metrics = record.final_metrics
     characters = float(metrics.get("characters", 0.0))
     shipments = float(metrics.get("rows", 0.0)) * float(metrics.get("columns", 0.0)) - 1
-    if characters <= 0 or shipments <= 0:
+    if record.status != "ok" or characters <= 0 or shipments <= 0:
         return {}
     moves = float(metrics.get("moves", 0.0))
     return {
@@ -176,117 +149,99 @@ def _notes(record: EpisodeRecord) -> dict[str, float]:
     }
 
 
-class WarehousemanBenchmark:
-    """``codechef/warehous-warehouseman`` (see the module docstring)."""
-
-    def __init__(self, config: WarehousemanConfig) -> None:
-        self.config = config
-        self._observation_space = JsonSpace(OBSERVATION_SCHEMA)
-        self._action_space = JsonSpace(ACTION_SCHEMA)
-        parameters: dict[str, Any] = {
-            "generator": "evopolicygym-independent-v1",
-            "minimum_side": MIN_SIDE,
-            "maximum_side": MAX_SIDE,
-            "instruction_limit": INSTRUCTION_LIMIT,
-            "failure_cost": FAILURE_COST,
-        }
-        self._spec = BenchmarkSpec(
-            id=NAME,
-            description=(
-                "CodeChef WAREHOUS: store every arriving shipment in the grid warehouse, then deliver them in "
-                "numeric order at the entrance, in one instruction string; minimize its normalized length."
-            ),
-            observation_space=describe_space(self._observation_space),
-            action_space=describe_space(self._action_space),
-            metadata={
-                "source": "evoledger.benchmarks.warehouseman",
-                "provider": "CodeChef",
-                "problem": "WAREHOUS",
-                "contest": "June Challenge 2018",
-                "upstream_id": "codechef/WAREHOUS/Warehouseman/mean-normalized-cost-v1",
-                "specification_revision": "2018-05-08",
-                "implementation": "independent, from the public problem facts; no CodeChef material included",
-                "score_rule": _SCORE_RULE,
-                "tokens": ["N", "W", "S", "E", "P", "D", "LN", "LW", "LS", "LE", "UN", "UW", "US", "UE"],
-            },
-            environment_parameters=parameters,
-            max_episode_steps=1,
-            primary_metric="mean_normalized_cost",
-            score_direction="minimize",
-            parameters_digest=parameters_digest(parameters),
-            scoring=_SCORING,
-        )
-
-    @property
-    def spec(self) -> BenchmarkSpec:
-        return self._spec
-
-    @property
-    def programs(self) -> BenchmarkPrograms:
-        return shipped("warehouseman")
-
-    @property
-    def observation_space(self) -> JsonSpace:
-        return self._observation_space
-
-    @property
-    def action_space(self) -> JsonSpace:
-        return self._action_space
-
-    def episodes(self, split: Split, *, seed: int, count: int) -> list[EpisodeSpec]:
-        check_episode_request(split, seed=seed, count=count)
-        return [EpisodeSpec(split=split, index=i, seed=derive_seed(seed, NAME, split, i)) for i in range(count)]
-
-    def make_environment(self, episode: EpisodeSpec) -> WarehousemanEnvironment:
-        return WarehousemanEnvironment(episode)
-
-    def feedback(self, records: Sequence[EpisodeRecord]) -> Feedback:
-        """The mean cost and what explains it (see the module docstring); no arrivals, no instruction strings."""
-        base = summarize_episodes(
-            benchmark_id=NAME,
-            primary_metric=self._spec.primary_metric,
-            score_rule=_SCORE_RULE,
-            failure_return=FAILURE_COST,
-            records=records,
-            outcome=_outcome,
-            notes=_notes,
-        )
-        content = dict(base.content)
-        notes = content.get("notes") or {}
-        per_shipment = (notes.get("characters_per_shipment") or {}).get("mean")
-        content["summary"] = (
-            f"{base.content['summary']}; characters per shipment mean "
-            f"{'n/a' if per_shipment is None else round(per_shipment, 2)} (handling lower bound "
-            f"{HANDLING_PER_SHIPMENT})"
-        )
-        content["failure_cost"] = FAILURE_COST
-        content["handling_lower_bound_per_shipment"] = HANDLING_PER_SHIPMENT
-        artifacts = [a for a in base.artifacts if a.name != "trace.jsonl"]  # it would hold arrivals and strings
-        artifacts.append(
-            Artifact("diagnostics.jsonl", "application/x-ndjson", _diagnostics(records), retention="permanent")
-        )
-        return Feedback(score=base.score, content=content, artifacts=tuple(artifacts))
-
-
 def _diagnostics(records: Sequence[EpisodeRecord]) -> bytes:
-    lines = []
+    rows = []
     for record in records[:DIAGNOSTIC_EPISODES]:
-        line: dict[str, Any] = {"episode": record.index, "status": record.status}
+        row: dict[str, Any] = {"episode": record.index, "status": record.status}
         if record.status == "ok":
             metrics = record.final_metrics
-            line["cost"] = round(float(record.episode_return), SCORE_DIGITS)
-            line["rows"] = int(metrics.get("rows", 0))
-            line["columns"] = int(metrics.get("columns", 0))
-            line["operations"] = {name: int(metrics.get(name, 0)) for name in _OPERATIONS}
+            row["cost"] = float(record.episode_return)
+            row["rows"] = int(metrics.get("rows", 0))
+            row["columns"] = int(metrics.get("columns", 0))
+            row["operations"] = {name: int(metrics.get(name, 0)) for name in _OPERATIONS}
         elif record.failed:
-            line["cost"] = FAILURE_COST
-        lines.append(json.dumps(line, sort_keys=True) + "\n")
-    return "".join(lines).encode()
+            row["cost"] = FAILURE_COST
+        rows.append(row)
+    return jsonl_bytes(rows)
+
+
+def _summary(records: Sequence[EpisodeRecord]) -> tuple[dict[str, Any], bytes]:
+    solved = [notes for notes in map(_notes, records) if notes]
+    summary: dict[str, Any] = {
+        f"mean_{key}": mean_or_none([notes[key] for notes in solved])
+        for key in (
+            "characters_per_shipment",
+            "gap_to_handling_bound",
+            "moves",
+            "movement_fraction",
+            "handling_fraction",
+            "relocation_cycles",
+            "limit_used",
+        )
+    }
+    summary["solved"] = len(solved)
+    summary["handling_lower_bound_per_shipment"] = HANDLING_PER_SHIPMENT
+    summary["how_to_read"] = (
+        "cost = (characters + 2) / (rows + columns - 1) - 2*rows*columns + 20, lower is better; an invalid solution "
+        "ends the Episode as invalid_action (cost 1,000,000) and its message names the first bad token and its "
+        "offset; characters per shipment cannot go below 6 (P, D, one lift and one unload); relocation cycles: "
+        "shipments put down again after being stored; diagnostics.jsonl: per Episode its cost, grid and operation "
+        "counts"
+    )
+    return summary, _diagnostics(records)
+
+
+class WarehousemanBenchmark(ContestBenchmark):
+    """``codechef/warehous-warehouseman``: the contest frame, its per-Episode lines named ``diagnostics.jsonl``."""
+
+    def feedback(self, records: Sequence[EpisodeRecord]) -> Feedback:
+        """Score, statuses, failure messages and the figures above; never the arrivals or instruction strings."""
+        feedback = super().feedback(records)
+        artifacts = tuple(
+            Artifact("diagnostics.jsonl", a.media_type, a.data, "permanent") if a.name == "trace.jsonl" else a
+            for a in feedback.artifacts
+        )
+        return Feedback(score=feedback.score, content=feedback.content, artifacts=artifacts)
 
 
 def make_warehouseman(**config: Any) -> WarehousemanBenchmark:
-    """``codechef/warehous-warehouseman``."""
-    return WarehousemanBenchmark(WarehousemanConfig(**config))
+    """CodeChef WAREHOUS Warehouseman: store shipments, then deliver them in order, in one instruction string."""
+    ContestConfig(**config)
+    return WarehousemanBenchmark(
+        Contest(
+            name=NAME,
+            upstream_id="codechef/WAREHOUS/Warehouseman/mean-normalized-cost-v1",
+            leaf="warehouseman",
+            description=(
+                "CodeChef WAREHOUS 'Warehouseman' (June Challenge 2018, independent simulator): store every arriving "
+                "shipment in a rows x columns warehouse (6-20 each), then deliver them in numeric order at the "
+                "entrance, all in one instruction string over N W S E P D L<d> U<d>. Cost per case: (characters + 2)"
+                " / (rows + columns - 1) - 2*rows*columns + 20 (minimize); an invalid string costs 1,000,000."
+            ),
+            observation_space=JsonSpace(OBSERVATION_SCHEMA),
+            action_space=JsonSpace(ACTION_SCHEMA),
+            max_episode_steps=1,
+            primary_metric="mean_normalized_cost",
+            failure_score=FAILURE_COST,
+            environment=WarehousemanEnvironment,
+            summary=_summary,
+            programs=shipped("warehouseman"),
+            direction="minimize",
+            metadata={
+                "contest": "CodeChef June Challenge 2018",
+                "problem": "WAREHOUS",
+                "specification_revision": "2018-05-08",
+                "generator": "evopolicygym-independent-v1",
+                "tokens": ["N", "W", "S", "E", "P", "D", "LN", "LW", "LS", "LE", "UN", "UW", "US", "UE"],
+            },
+            parameters={
+                "minimum_side": MIN_SIDE,
+                "maximum_side": MAX_SIDE,
+                "instruction_limit": INSTRUCTION_LIMIT,
+                "failure_cost": FAILURE_COST,
+            },
+        )
+    )
 
 
 BENCHMARKS = {NAME: make_warehouseman}
@@ -295,7 +250,8 @@ CATALOG = (
     CatalogEntry(
         NAME,
         "codechef",
-        "CodeChef WAREHOUS (June 2018): store and retrieve shipments in one instruction string; minimize its length",
+        "CodeChef WAREHOUS Warehouseman (pure-Python simulator): store and retrieve shipments in one instruction "
+        "string; minimize its normalized length",
     ),
 )
-"""The catalogue row (pure Python: no extra)."""
+"""The catalogue row (family ``codechef``, no extra)."""

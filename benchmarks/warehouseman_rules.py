@@ -139,7 +139,9 @@ def execute(case: WarehouseCase, instructions: str) -> Operations:
             moves += 1
         elif token == "P":
             if row or column or carried or picked == total:
-                raise InvalidInstructions(f"offset {offset}: cannot pick (needs the entrance, empty hands, arrivals left)")
+                raise InvalidInstructions(
+                    f"offset {offset}: cannot pick (needs the entrance, empty hands, arrivals left)"
+                )
             carried = case.arrivals[picked]
             picked += 1
         elif token == "D":
@@ -154,6 +156,6 @@ def execute(case: WarehouseCase, instructions: str) -> Operations:
             raise InvalidInstructions(f"offset {offset}: {token!r} is not an instruction (N W S E P D L<d> U<d>)")
     if delivered < total or row or column:
         raise InvalidInstructions(
-            f"the instructions end with {delivered} of {total} shipments delivered and the forklift at ({row}, {column})"
+            f"the instructions end with {delivered} of {total} shipments delivered, the forklift at ({row}, {column})"
         )
     return Operations(n, moves, picked, delivered, lifts, unloads, unloads - picked)

@@ -28,7 +28,9 @@ def distances(size: int, trees: set[tuple[int, int]], source: tuple[int, int]) -
     return found
 
 
-def porch_plan(size: int, trees: set[tuple[int, int]], entrance: tuple[int, int], flower: tuple[int, int]) -> list:
+def porch_plan(
+    size: int, trees: set[tuple[int, int]], entrance: tuple[int, int], flower: tuple[int, int]
+) -> list[tuple[int, int]]:
     """The treants that leave the flower visible from one porch cell only, or [] if no porch works."""
     best: tuple[int, list[tuple[int, int]]] = (-1, [])
     fr, fc = flower

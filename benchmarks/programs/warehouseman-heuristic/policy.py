@@ -69,7 +69,7 @@ class Planner:
                 if nxt not in previous and not self.grid[nxt]:
                     previous[nxt] = cell
                     queue.append(nxt)
-        path = []
+        path: list[int] = []
         cell = target
         while cell != self.position:
             path.append(cell)
@@ -96,7 +96,7 @@ class Planner:
                     best[nxt] = total
                     previous[nxt] = cell
                     heapq.heappush(heap, (total, nxt))
-        path = []
+        path: list[int] = []
         cell = target
         while cell != self.position:
             path.append(cell)
@@ -115,7 +115,7 @@ class Planner:
         self.unload(OPPOSITE[name], shipment)
 
     def store(self, arrivals: list[int]) -> None:
-        path = []
+        path: list[int] = []
         for row in range(self.rows):
             columns = range(self.columns) if row % 2 == 0 else range(self.columns - 1, -1, -1)
             path.extend(row * self.columns + c for c in columns)
