@@ -31,34 +31,37 @@ class Planner:
         self.where: dict[int, int] = {}
         self.position = 0
         self.out: list[str] = []
+        self.around: list[list[tuple[str, int]]] = []  # per cell: (direction, neighbour), computed once
+        for cell in range(rows * columns):
+            row, column = divmod(cell, columns)
+            self.around.append(
+                [
+                    (name, (row + dr) * columns + column + dc)
+                    for name, (dr, dc) in DELTAS.items()
+                    if 0 <= row + dr < rows and 0 <= column + dc < columns
+                ]
+            )
+        self.towards = [{name: nxt for name, nxt in found} for found in self.around]
+        self.named = [{nxt: name for name, nxt in found} for found in self.around]
 
     def neighbours(self, cell: int) -> list[tuple[str, int]]:
-        row, column = divmod(cell, self.columns)
-        found = []
-        for name, (dr, dc) in DELTAS.items():
-            r, c = row + dr, column + dc
-            if 0 <= r < self.rows and 0 <= c < self.columns:
-                found.append((name, r * self.columns + c))
-        return found
+        return self.around[cell]
 
     def direction(self, source: int, target: int) -> str:
-        for name, cell in self.neighbours(source):
-            if cell == target:
-                return name
-        raise ValueError("cells are not adjacent")
+        return self.named[source][target]
 
     def move(self, name: str) -> None:
         self.out.append(name)
-        self.position = dict(self.neighbours(self.position))[name]
+        self.position = self.towards[self.position][name]
 
     def lift(self, name: str) -> int:
-        cell = dict(self.neighbours(self.position))[name]
+        cell = self.towards[self.position][name]
         shipment, self.grid[cell] = self.grid[cell], 0
         self.out.append("L" + name)
         return shipment
 
     def unload(self, name: str, shipment: int) -> None:
-        cell = dict(self.neighbours(self.position))[name]
+        cell = self.towards[self.position][name]
         self.grid[cell] = shipment
         self.where[shipment] = cell
         self.out.append("U" + name)
@@ -84,24 +87,29 @@ class Planner:
             self.move(self.direction(self.position, cell))
 
     def travel(self, target: int, avoid: int) -> None:
-        """Take the forklift (empty hands) to ``target`` without entering ``avoid``, swapping past stored shipments."""
-        best = {self.position: 0}
-        previous = {self.position: -1}
-        heap = [(0, self.position)]
+        """Take the forklift (empty hands) to ``target`` without entering ``avoid``, swapping past stored shipments.
+
+        The cheapest route (a move costs 1, a swap 5) by A* search, the Manhattan distance as the estimate."""
+        target_row, target_column = divmod(target, self.columns)
+        grid, around, columns = self.grid, self.around, self.columns
+        unseen = len(grid) * STORED_STEP_COST + 1
+        best = [unseen] * len(grid)
+        best[self.position] = 0
+        previous = [-1] * len(grid)
+        heap = [(0, 0, self.position)]
         while heap:
-            cost, cell = heapq.heappop(heap)
+            _, cost, cell = heapq.heappop(heap)
             if cell == target:
                 break
             if cost > best[cell]:
                 continue
-            for _, nxt in self.neighbours(cell):
-                if nxt == avoid:
-                    continue
-                total = cost + (STORED_STEP_COST if self.grid[nxt] else 1)
-                if total < best.get(nxt, total + 1):
+            for _, nxt in around[cell]:
+                total = cost + (STORED_STEP_COST if grid[nxt] else 1)
+                if total < best[nxt] and nxt != avoid:
                     best[nxt] = total
                     previous[nxt] = cell
-                    heapq.heappush(heap, (total, nxt))
+                    estimate = total + abs(nxt // columns - target_row) + abs(nxt % columns - target_column)
+                    heapq.heappush(heap, (estimate, total, nxt))
         path: list[int] = []
         cell = target
         while cell != self.position:
