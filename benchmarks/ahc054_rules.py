@@ -160,6 +160,7 @@ class ForestSimulation:
         self.revealed_count = 1
         self.newly_revealed: list[int] = [self.entrance]
         self.placed = 0
+        self._closed = len(case.trees) + 1  # cells revealed or holding a tree: the trees and the entrance
         self.turn = 0
         self.visited = {self.entrance}
         self._target = -1
@@ -187,8 +188,7 @@ class ForestSimulation:
 
     def open_cells(self) -> int:
         """Cells a treant could stand on by the per-cell rules (unrevealed, not a tree, not the flower)."""
-        closed = sum(1 for a, b in zip(self.revealed, self.trees, strict=True) if a or b)
-        return self.size * self.size - closed - (0 if self.revealed[self.flower] else 1)
+        return self.size * self.size - self._closed - (0 if self.revealed[self.flower] else 1)
 
     def check(self, placements: list[tuple[int, int]]) -> list[int]:
         """The placements as flat cells, or :class:`InvalidPlacements` naming the first broken rule."""
@@ -228,6 +228,7 @@ class ForestSimulation:
             self.trees[cell] = 1
         if flat:
             self.placed += len(flat)
+            self._closed += len(flat)
             self._true_distance = None
         self.turn += 1
         self._reveal()
@@ -256,6 +257,8 @@ class ForestSimulation:
                     if self.trees[cell]:
                         self.blocked[cell] = 1
                         self._map_version += 1
+                    else:
+                        self._closed += 1
                 if self.trees[cell]:
                     break
                 r += dr

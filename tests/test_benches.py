@@ -24,6 +24,7 @@ SMOKE_RUNS = {
     "trajectory_storage_bench.py": (["--steps", "8", "--episodes", "1", "--repeat", "1"], "bytes/step stored"),
     "image_stepping_bench.py": (["--steps", "60", "--rounds", "1", "--toy-only"], "of in-process"),
     "policy_abi_bench.py": (["--episodes", "1", "--rounds", "1"], "evopolicygym / evoledger"),
+    "ahc054_bench.py": (["--forests", "1", "--rounds", "1", "--turns", "200"], "steps/s"),
 }
 
 

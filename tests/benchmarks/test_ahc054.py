@@ -190,3 +190,18 @@ def test_registered_under_its_family_without_an_extra() -> None:
 
     entry = next(e for e in default_registry().entries() if e.name == NAME)
     assert (entry.family, entry.extra) == ("atcoder", None)
+
+
+def test_open_cells_counts_unrevealed_free_cells_other_than_the_flower() -> None:
+    simulation = ForestSimulation(generate_case(2))
+    for _ in range(3):
+        simulation.step([])
+    size = simulation.size
+    free = [
+        cell
+        for cell in range(size * size)
+        if not simulation.revealed[cell] and not simulation.trees[cell] and cell != simulation.flower
+    ]
+    assert simulation.open_cells() == len(free)
+    simulation.step([divmod(free[-1], size)])
+    assert simulation.open_cells() == len(free) - 1 - sum(1 for c in simulation.newly_revealed if c in free)
