@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+import subprocess
+import sys
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -205,3 +208,20 @@ def test_open_cells_counts_unrevealed_free_cells_other_than_the_flower() -> None
     assert simulation.open_cells() == len(free)
     simulation.step([divmod(free[-1], size)])
     assert simulation.open_cells() == len(free) - 1 - sum(1 for c in simulation.newly_revealed if c in free)
+
+
+def cli_run_replays(tmp_path: Path, name: str, *options: str) -> None:
+    command = [sys.executable, "-m", "evoledger", "run", name, *options, "--agent", "hill-climb"]
+    command += ["--episode-budget", "2", "--validation-episodes", "1", "--assessment-episodes", "1"]
+    command += ["--max-candidates", "1", "--isolation", "local", "--agent-isolation", "local"]
+    command += ["--seed", "4", "--record-to", str(tmp_path / "run")]
+    out = subprocess.run(command, capture_output=True, text=True, timeout=900, cwd=tmp_path)
+    assert out.returncode == 0, out.stderr[-2000:]
+    replay = [sys.executable, "-m", "evoledger", "replay", str(tmp_path / "run"), "--execute", "--isolation", "local"]
+    done = subprocess.run(replay, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:]
+
+
+@pytest.mark.catalog  # ~10 s: a Run, its Validation and Assessment, then replay --execute
+def test_the_builtin_agent_completes_a_short_run_that_replays(tmp_path: Path) -> None:
+    cli_run_replays(tmp_path, NAME, "--set", "max_episode_steps=40")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from evoledger.benchmarks.warehouseman_rules import (
 )
 from evoledger.kernel.authoring import EpisodeRecord, EpisodeSpec, InvalidAction, benchmark_programs
 from evoledger.tests.benchmarks.conftest import PlayProgram, _load_policy
+from evoledger.tests.benchmarks.test_ahc054 import cli_run_replays
 
 # A hand-made 6x6 case. The cells (0,0) -> (1,0) .. (5,0) -> columns 1-5 of rows 1-5 in a vertical snake ->
 # (0,5) .. (0,1) form a Hamiltonian cycle P[0..35] through the entrance P[0] = (0,0); WALK[k] is the move from
@@ -202,3 +204,8 @@ def test_registered_under_its_family_without_an_extra() -> None:
 
     entry = next(e for e in default_registry().entries() if e.name == NAME)
     assert (entry.family, entry.extra) == ("codechef", None)
+
+
+@pytest.mark.catalog  # ~10 s; the one act() solves the whole case, so it gets more than the default 2 s
+def test_the_builtin_agent_completes_a_short_run_that_replays(tmp_path: Path) -> None:
+    cli_run_replays(tmp_path, NAME, "--act-timeout", "60")
