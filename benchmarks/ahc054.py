@@ -290,7 +290,7 @@ def make_treants_forest(**config: Any) -> ContestBenchmark:
             failure_score=0.0,
             environment=functools.partial(TreantsForestEnvironment, max_turns=max_turns),
             summary=_summary,
-            programs=shipped("ahc054"),
+            programs=shipped("ahc054", tunable="ahc054-heuristic"),
             metadata={
                 "contest": "AtCoder Heuristic Contest 054 A",
                 "specification_revision": "2025-09-21",
