@@ -292,6 +292,7 @@ def make_treants_forest(**config: Any) -> ContestBenchmark:
             summary=_summary,
             programs=shipped("ahc054", tunable="ahc054-heuristic"),
             metadata={
+                "source": "evoledger.benchmarks.ahc054",
                 "contest": "AtCoder Heuristic Contest 054 A",
                 "specification_revision": "2025-09-21",
                 "generator": "evopolicygym-independent-v1",

@@ -228,6 +228,7 @@ def make_warehouseman(**config: Any) -> WarehousemanBenchmark:
             programs=shipped("warehouseman"),
             direction="minimize",
             metadata={
+                "source": "evoledger.benchmarks.warehouseman",
                 "contest": "CodeChef June Challenge 2018",
                 "problem": "WAREHOUS",
                 "specification_revision": "2018-05-08",
