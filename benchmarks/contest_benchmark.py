@@ -49,8 +49,8 @@ from pydantic import BaseModel, ConfigDict
 
 __all__ = [
     "Contest",
-    "ContestConfig",
     "ContestBenchmark",
+    "ContestConfig",
     "ContestSummary",
     "contest_episode_seed",
     "jsonl_bytes",

@@ -6,8 +6,9 @@ gymnasium space (one past a Discrete range, beyond a Box bound, NaN, the wrong s
 
 Environments: :func:`run_random_episode` plays one Episode with actions sampled from the action space (or, where the
 Environment has a ``legal_action(rng)`` method, from that: a random action legal in the current state, for a
-Benchmark whose rules reject most actions the space holds, a contest's) and checks every observation, reward, flag and metric, that the Episode ends by ``max_episode_steps`` and that ``close()`` is
-safe twice. :func:`check_replay` replays the same actions on a fresh Environment and compares.
+Benchmark whose rules reject most actions the space holds, a contest's) and checks every observation, reward, flag
+and metric, that the Episode ends by ``max_episode_steps`` and that ``close()`` is safe twice. :func:`check_replay`
+replays the same actions on a fresh Environment and compares.
 :func:`check_invalid_actions` feeds actions outside the action space and expects :class:`InvalidAction`.
 
 Feedback: :func:`check_feedback` builds synthetic :class:`EpisodeRecord` s from the played Episodes (all ok; a mix

@@ -94,7 +94,7 @@ def _check_schema(schema: Any, depth: int = 0) -> None:
             _check_schema(option, depth + 1)
         return
     kind = schema.get("type")
-    if kind not in _KEYWORDS:
+    if not isinstance(kind, str) or kind not in _KEYWORDS:
         raise _refuse(schema, f"'type' must be one of {sorted(_KEYWORDS)} (or use 'anyOf')")
     unknown = set(schema) - _KEYWORDS[kind]
     if unknown:
@@ -143,7 +143,7 @@ def _in_bounds(schema: Mapping[str, Any], value: Any) -> bool:
     return (low is None or value >= low) and (high is None or value <= high)
 
 
-def _contains(schema: Mapping[str, Any], value: Any) -> bool:  # noqa: PLR0911 - one return per schema type
+def _contains(schema: Mapping[str, Any], value: Any) -> bool:
     options = schema.get("anyOf")
     if options is not None:
         return any(_contains(option, value) for option in options)
@@ -192,17 +192,14 @@ def _contains_array(schema: Mapping[str, Any], value: Any) -> bool:
 
 
 def _sample_range(schema: Mapping[str, Any]) -> tuple[float, float]:
-    low, high = schema.get("minimum"), schema.get("maximum")
-    if low is None and high is None:
-        return -_SAMPLE_SPAN, _SAMPLE_SPAN
+    low: float | None = schema.get("minimum")
+    high: float | None = schema.get("maximum")
     if low is None:
-        return high - _SAMPLE_SPAN, high
-    if high is None:
-        return low, low + _SAMPLE_SPAN
-    return low, high
+        return (-_SAMPLE_SPAN, _SAMPLE_SPAN) if high is None else (high - _SAMPLE_SPAN, high)
+    return (low, low + _SAMPLE_SPAN) if high is None else (low, high)
 
 
-def _sample(schema: Mapping[str, Any], rng: np.random.Generator) -> Any:  # noqa: PLR0911 - one per schema type
+def _sample(schema: Mapping[str, Any], rng: np.random.Generator) -> Any:
     options = schema.get("anyOf")
     if options is not None:
         return _sample(options[int(rng.integers(len(options)))], rng)
@@ -257,7 +254,9 @@ def _out_of_schema(schema: Mapping[str, Any], rng: np.random.Generator) -> list[
                 (f"an object whose {key!r} is {what}", {**valid, key: bad}) for what, bad in _out_of_schema(part, rng)
             )
     elif kind == "array" and "items" in schema:
-        found.append((f"a list of {schema['maxItems'] + 1} items (one above maxItems)", [None] * (schema["maxItems"] + 1)))
+        found.append(
+            (f"a list of {schema['maxItems'] + 1} items (one above maxItems)", [None] * (schema["maxItems"] + 1))
+        )
         if schema["maxItems"] >= 1 and schema.get("minItems", 0) <= 1:
             found.extend((f"a list holding {what}", [bad]) for what, bad in _out_of_schema(schema["items"], rng))
     elif kind == "array":
@@ -265,7 +264,9 @@ def _out_of_schema(schema: Mapping[str, Any], rng: np.random.Generator) -> list[
         found.append((f"a list of {len(parts) + 1} items instead of {len(parts)}", [None] * (len(parts) + 1)))
         if parts:
             rest = [_sample(s, rng) for s in parts[1:]]
-            found.extend((f"a list whose first item is {what}", [bad, *rest]) for what, bad in _out_of_schema(parts[0], rng))
+            found.extend(
+                (f"a list whose first item is {what}", [bad, *rest]) for what, bad in _out_of_schema(parts[0], rng)
+            )
     elif "anyOf" in schema:
         for option in schema["anyOf"]:
             found.extend(_out_of_schema(option, rng))

@@ -3,7 +3,8 @@
 The core install's Benchmarks (no extra: classic-control, toy-text, toy) run in the default suite. A family that
 needs an optional extra (box2d, mujoco, minigrid, ...) has too many Benchmarks for the default suite's time budget:
 its rows are marked ``catalog`` (``pytest -m catalog`` runs them) and skipped, with the install command, where the
-extra is missing.
+extra is missing. So are the contests (:data:`CATALOG_ONLY_FAMILIES`): core, but their Episodes are whole contest
+cases of 500 to 1,000 turns (their own test modules check them quickly by default).
 """
 
 from __future__ import annotations
@@ -13,7 +14,10 @@ from typing import Any
 import pytest
 from evoledger.kernel.registry import default_registry
 
-__all__ = ["benchmark_params", "core_names"]
+__all__ = ["CATALOG_ONLY_FAMILIES", "benchmark_params", "core_names"]
+
+CATALOG_ONLY_FAMILIES = frozenset({"atcoder", "codechef"})
+"""Core families whose sweeps run only under ``pytest -m catalog`` (long Episodes)."""
 
 
 def core_names() -> list[str]:
@@ -25,11 +29,11 @@ def benchmark_params() -> list[Any]:
     """Every registered name as a ``pytest.param``: plain for the core, ``catalog``-marked for a family's."""
     params = []
     for entry in default_registry().entries():
-        if entry.extra is None:
+        if entry.extra is None and entry.family not in CATALOG_ONLY_FAMILIES:
             params.append(pytest.param(entry.name, id=entry.name))
             continue
         marks = [pytest.mark.catalog]
-        if not entry.extra.installed:
+        if entry.extra is not None and not entry.extra.installed:
             why = f"needs the extra {entry.extra.name!r}: {entry.extra.install_command}"
             marks.append(pytest.mark.skip(reason=why))
         params.append(pytest.param(entry.name, id=entry.name, marks=marks))
