@@ -21,7 +21,7 @@ from evoledger.benchmarks.warehouseman_rules import (
     generate_case,
     normalized_cost,
 )
-from evoledger.kernel.authoring import EpisodeRecord, EpisodeSpec, InvalidAction, benchmark_programs
+from evoledger.kernel.authoring import EpisodeRecord, EpisodeSpec, InvalidAction, benchmark_programs, check_benchmark
 from evoledger.tests.benchmarks.conftest import PlayProgram, _load_policy
 from evoledger.tests.benchmarks.test_ahc054 import cli_run_replays
 
@@ -209,3 +209,18 @@ def test_registered_under_its_family_without_an_extra() -> None:
 @pytest.mark.catalog  # ~10 s; the one act() solves the whole case, so it gets more than the default 2 s
 def test_the_builtin_agent_completes_a_short_run_that_replays(tmp_path: Path) -> None:
     cli_run_replays(tmp_path, NAME, "--act-timeout", "60")
+
+
+def test_conforms() -> None:
+    check_benchmark(make_warehouseman(), episodes=2).raise_for_problems()
+
+
+def test_the_heuristic_writes_shorter_solutions_than_the_baseline(play_program: PlayProgram) -> None:
+    benchmark = make_warehouseman()
+    programs = benchmark_programs(benchmark)
+    assert programs.heuristic is not None
+    baseline = play_program(benchmark, programs.baseline, count=3)
+    heuristic = play_program(benchmark, programs.heuristic, count=3)
+    for ours, theirs in zip(heuristic, baseline, strict=True):
+        assert ours.status == theirs.status == "ok"
+        assert ours.episode_return < theirs.episode_return  # cost: lower is better
