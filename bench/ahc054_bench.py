@@ -3,7 +3,7 @@
 Run: ``python bench/ahc054_bench.py [--size 40] [--forests 4] [--turns 2048] [--rounds 3]``.
 
 Forests of side ``--size`` (the first generated cases of that size) are played with the shipped heuristic's
-first-turn walls (so Episodes run long), each for at most ``--turns`` turns, by:
+first-turn treants (so Episodes run long), each for at most ``--turns`` turns, by:
 
 * ``simulation``: :class:`~evoledger.benchmarks.ahc054_rules.ForestSimulation` alone;
 * ``naive``: the same rules with the distances from the target recomputed every turn (a breadth-first search per
@@ -35,9 +35,9 @@ class _NaiveSimulation(ForestSimulation):
 
 
 def _walls() -> Any:
-    namespace: dict[str, Any] = {"__name__": "_ahc054_heuristic"}
+    namespace: dict[str, Any] = {"__name__": "_ahc054_heuristic", "__file__": str(_HEURISTIC)}
     exec(compile(_HEURISTIC.read_text(encoding="utf-8"), str(_HEURISTIC), "exec"), namespace)
-    return namespace["Policy"]()
+    return namespace["make_policy"](None)
 
 
 def _seeds(size: int, count: int) -> list[int]:
