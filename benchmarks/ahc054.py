@@ -88,6 +88,18 @@ ACTION_SCHEMA: Final = {
         }
     },
 }
+_RULES: Final = (
+    "Cells are [row, column]; the entrance is [0, N // 2]; only it is revealed before your first Action. Each Action "
+    "places treants on cells: the whole set is rejected (the Episode fails, 0 turns) if a cell repeats, is off the "
+    "map, already revealed, already a tree or the flower, or if afterwards the flower cannot be reached from the "
+    "entrance or from the adventurer (4-neighbour paths through non-tree cells). Then one turn: from the "
+    "adventurer's cell, along each of the 4 directions, cells are revealed up to and including the first tree or the "
+    "border; the adventurer's target becomes the flower once it is revealed; otherwise it keeps its target while it "
+    "can reach it on its tentative map (unrevealed cells assumed empty, revealed trees blocked) and the target is "
+    "unrevealed, else takes the next unrevealed, tentatively reachable cell of its private random order; it steps to "
+    "the neighbour with the strictly smallest tentative distance to the target (up, down, left, right: the first "
+    "wins ties). The Episode ends when it stands on the flower, or after 2,048 turns; each turn scores 1."
+)
 _TRACED: Final = (
     "turn",
     "adventurer_row",
@@ -295,6 +307,7 @@ def make_treants_forest(**config: Any) -> ContestBenchmark:
                 "source": "evoledger.benchmarks.ahc054",
                 "contest": "AtCoder Heuristic Contest 054 A",
                 "specification_revision": "2025-09-21",
+                "rules": _RULES,
                 "generator": "evopolicygym-independent-v1",
             },
             parameters=parameters,

@@ -69,6 +69,15 @@ OBSERVATION_SCHEMA: Final = {
     },
 }
 ACTION_SCHEMA: Final = {"type": "string", "maxLength": INSTRUCTION_LIMIT}
+_RULES: Final = (
+    "Grid rows x columns, cells (row, column); the entrance is (0, 0), where the forklift starts with empty hands. "
+    "N/W/S/E: move one cell (row-1, column-1, row+1, column+1), staying on the grid, never onto a cell holding a "
+    "stored shipment (moving while carrying is allowed). P: take the next arriving shipment (at the entrance, hands "
+    "empty, shipments left to arrive). D: deliver the carried shipment at the entrance, only once every shipment has "
+    "arrived and only in numeric order 1, 2, 3, ... L<d>: lift the shipment stored in the adjacent cell in direction "
+    "d into empty hands. U<d>: put the carried shipment into the empty adjacent cell in direction d. A valid solution "
+    "ends with every shipment delivered and the forklift at the entrance; no separators; at most 500,000 characters."
+)
 
 
 def _observation(case: WarehouseCase) -> dict[str, Any]:
@@ -234,6 +243,7 @@ def make_warehouseman(**config: Any) -> WarehousemanBenchmark:
                 "specification_revision": "2018-05-08",
                 "generator": "evopolicygym-independent-v1",
                 "tokens": ["N", "W", "S", "E", "P", "D", "LN", "LW", "LS", "LE", "UN", "UW", "US", "UE"],
+                "rules": _RULES,
             },
             parameters={
                 "minimum_side": MIN_SIDE,
