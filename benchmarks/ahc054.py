@@ -130,10 +130,15 @@ def _placements(action: Any) -> list[tuple[int, int]]:
         raise InvalidAction(f"placements must be a list of at most {MAX_PLACEMENTS} [row, column] pairs")
     cells = []
     for item in raw:
-        if type(item) not in (list, tuple) or len(item) != 2 or any(type(v) is not int for v in item):
+        if type(item) not in (list, tuple) or len(item) != 2 or not all(map(_is_integer, item)):
             raise InvalidAction(f"placement {item!r:.60} is not a [row, column] pair of integers")
-        cells.append((item[0], item[1]))
+        cells.append((int(item[0]), int(item[1])))
     return cells
+
+
+def _is_integer(value: Any) -> bool:
+    """An int or numpy integer, never a bool (the action space's integers)."""
+    return type(value) is int or isinstance(value, np.integer)
 
 
 class TreantsForestEnvironment:

@@ -10,6 +10,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pytest
 from evoledger.benchmarks.ahc054 import MAX_TURNS, NAME, TRACE_TRANSITIONS, make_treants_forest
 from evoledger.benchmarks.ahc054_rules import (
@@ -149,6 +150,19 @@ def test_environment_observations_rewards_and_invalid_actions() -> None:
         fresh.reset()
         with pytest.raises(InvalidAction):
             fresh.step(bad)
+
+
+def test_numpy_integers_are_coordinates_as_the_action_space_says() -> None:
+    env = _env()
+    env.reset()
+    case = generate_case(1)
+    corner = next(
+        c for c in ((case.size - 1, 0), (case.size - 1, case.size - 1)) if c not in (*case.trees, case.flower)
+    )
+    action = {"placements": [[np.int64(corner[0]), np.int32(corner[1])]]}
+    assert make_treants_forest().action_space.contains(action)
+    step = env.step(action)
+    assert step.observation["placed_treants"] == 1
 
 
 def test_the_turn_cap_truncates() -> None:
