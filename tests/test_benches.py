@@ -25,6 +25,7 @@ SMOKE_RUNS = {
     "image_stepping_bench.py": (["--steps", "60", "--rounds", "1", "--toy-only"], "of in-process"),
     "policy_abi_bench.py": (["--episodes", "1", "--rounds", "1"], "evopolicygym / evoledger"),
     "contest_stepping_bench.py": (["--episodes", "1", "--repeat", "1"], "bytes/step recorded"),
+    "ahc054_bench.py": (["--forests", "1", "--rounds", "1", "--turns", "200"], "steps/s"),
 }
 
 
