@@ -52,7 +52,9 @@ def _timed(argv: list[str], cwd: Path) -> tuple[float, str]:
     done = subprocess.run(argv, cwd=cwd, env=env, capture_output=True, text=True, check=False)
     elapsed = time.perf_counter() - start
     if done.returncode != 0:
-        raise SystemExit(f"{' '.join(argv[:4])} failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}")
+        raise SystemExit(
+            f"{' '.join(argv[:4])} failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+        )
     return elapsed, done.stdout
 
 

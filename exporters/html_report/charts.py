@@ -82,8 +82,9 @@ def learning_curve_chart(curve: LearningCurve) -> str:
                 parts.append(marker(box, x, p.score, "star", "sel", title, size=6.0))
         validation = curve.validation_score(p.submission_id)
         if validation is not None:
-            parts.append(marker(box, x, validation, "square", "val", f"{p.submission_id}: Validation score "
-                                f"{number(validation)}"))
+            parts.append(
+                marker(box, x, validation, "square", "val", f"{p.submission_id}: Validation score {number(validation)}")
+            )
     return svg(box, parts, f"learning curve of {curve.run_id}")
 
 

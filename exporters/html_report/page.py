@@ -36,7 +36,7 @@ table{border-collapse:collapse;margin:6px 0}td,th{border:1px solid #d0d7de;paddi
 vertical-align:top}th{background:#f6f8fa}td.num{text-align:right;font-variant-numeric:tabular-nums}
 code,pre{font:12px/1.4 ui-monospace,SFMono-Regular,Menlo,monospace}pre{background:#f6f8fa;padding:8px;overflow:auto;
 max-height:420px;margin:4px 0}.muted{color:#57606a}.ok{color:#1a7f37;font-weight:600}
-.bad{color:#cf222e;font-weight:600}tr.selected td{background:#fff8c5}
+.bad{color:#cf222e;font-weight:600}tr.selected td{background:#fff8c5}table.submissions td{white-space:nowrap}
 .chart{max-width:100%;height:auto;display:block}.chart text{font:11px system-ui,sans-serif;fill:#1b1f24}
 .chart .axis{font-size:12px}.plot{fill:#fff;stroke:#8c959f}.grid{stroke:#eaeef2}
 .best{fill:none;stroke:#1f77b4;stroke-width:2}.overlay{fill:none;stroke-width:2}
@@ -98,10 +98,14 @@ def _verdict(audit: Any) -> str:
 def _facts(run: ReportRun) -> str:
     c, s = run.curve, run.curve.state
     params = json.dumps(dict(c.benchmark_params), sort_keys=True)
-    candidates = ", ".join(
-        f"{escape(cand.submission_id)} ({_score(cand.score)}, {cand.policy_failures} failures)"
-        for cand in c.candidates
-    ) or ", ".join(escape(x) for x in s.candidates) or "&mdash;"
+    candidates = (
+        ", ".join(
+            f"{escape(cand.submission_id)} ({_score(cand.score)}, {cand.policy_failures} failures)"
+            for cand in c.candidates
+        )
+        or ", ".join(escape(x) for x in s.candidates)
+        or "&mdash;"
+    )
     own = None
     if c.agent_seconds is not None and c.evaluation_seconds is not None:
         own = max(0.0, c.agent_seconds - c.evaluation_seconds)
@@ -113,7 +117,7 @@ def _facts(run: ReportRun) -> str:
     if c.end_message:
         reason += f' <span class="muted">{escape(c.end_message[:500])}</span>'
     rows = [
-        ("Benchmark", f"<code>{escape(c.benchmark_id)}</code> <span class=\"muted\">{escape(params)}</span>"),
+        ("Benchmark", f'<code>{escape(c.benchmark_id)}</code> <span class="muted">{escape(params)}</span>'),
         ("Agent", escape(c.agent or "none started")),
         ("terminal reason", reason),
         ("budget", f"{s.charged - s.refunded} of {s.episode_budget} Episodes spent ({s.refunded} refunded)"),
@@ -220,7 +224,7 @@ def _comparison(runs: Sequence[ReportRun]) -> str:
             f"<td>{escape(seeds)}</td></tr>"
         )
     table = (
-        "<table class=\"leaderboard\"><tr><th>Agent</th><th>Benchmark</th><th>Runs</th><th>assessed</th>"
+        '<table class="leaderboard"><tr><th>Agent</th><th>Benchmark</th><th>Runs</th><th>assessed</th>'
         "<th>mean Assessment score</th><th>95% CI (Student t)</th><th>seeds</th></tr>" + "".join(rows) + "</table>"
     )
     return (

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from itertools import takewhile
 from pathlib import Path
@@ -12,6 +12,7 @@ from typing import Any
 from evoledger.exporters.html_report.program_diff import program_diff
 from evoledger.exporters.runs import open_run
 from evoledger.ledger.errors import InputError, LedgerNotFoundError
+from evoledger.ledger.store import RecordedEvent
 from evoledger.projections import learning_curve
 from evoledger.projections.learning_curve import LearningCurve
 
@@ -50,7 +51,8 @@ def read_report_run(run_dir: str | os.PathLike[str], *, audit: Mapping[str, Any]
     ledger = open_run(path)
     try:
         count = ledger.head().count
-        curve = learning_curve.fold(takewhile(lambda r: r.stored.seq < count, ledger.events()))
+        recorded: Iterator[RecordedEvent] = takewhile(lambda r: r.stored.seq < count, ledger.events())
+        curve = learning_curve.fold(recorded)
         if not curve.state.created:
             raise InputError(
                 f"{path} is an evaluation record (evoledger evaluate --record-to), not a Run; "

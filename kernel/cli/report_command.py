@@ -49,4 +49,6 @@ def report_command(run_dirs: tuple[Path, ...], out: Path, no_audit: bool, as_jso
     if as_json:
         echo_json({"out": str(out), "runs": [str(d) for d in run_dirs], "bytes": len(html.encode("utf-8"))})
     else:
-        Console().print(f"wrote {markup(out)} ({len(run_dirs)} Run{'s' if len(run_dirs) != 1 else ''})", highlight=False)
+        Console().print(
+            f"wrote {markup(out)} ({len(run_dirs)} Run{'s' if len(run_dirs) != 1 else ''})", highlight=False
+        )

@@ -129,7 +129,13 @@ def run_command(
             )
     report = leave_host_report(result.run_dir, console)
     if as_json:
-        echo_json({**result.model_dump(mode="json"), "message": result.message, "report_html": None if report is None else str(report)})
+        echo_json(
+            {
+                **result.model_dump(mode="json"),
+                "message": result.message,
+                "report_html": None if report is None else str(report),
+            }
+        )
     else:
         print_summary(result, Console())
         if report is not None:

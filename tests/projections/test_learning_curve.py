@@ -93,9 +93,13 @@ def _small_run() -> list[EventBase]:
         _created(10),
         AgentStarted(agent="hill-climb", command=("agent",), pid=7),
         ProgramSnapshotted(
-            program_digest=_D[0], files={"policy.py": _D[1]}, entry_point="policy.py", file_count=1, total_bytes=1,
+            program_digest=_D[0],
+            files={"policy.py": _D[1]},
+            entry_point="policy.py",
+            file_count=1,
+            total_bytes=1,
             source="initial",
-        ),  # fmt: skip
+        ),
         _accepted(1, (0, 1, 2), 10, _D[2]),
         _episode(_sid(1), 0, 5.0),
         _episode(_sid(1), 1, -1.0, "exception"),
@@ -114,11 +118,13 @@ def _small_run() -> list[EventBase]:
             submission_id=_sid(3),
             program_digest=_D[4],
             scores=(
-                CandidateScore(submission_id=_sid(3), program_digest=_D[4], score=6.0, policy_failures=0,
-                               finish_position=1),
-                CandidateScore(submission_id=_sid(1), program_digest=_D[2], score=3.0, policy_failures=1,
-                               finish_position=2),
-            ),  # fmt: skip
+                CandidateScore(
+                    submission_id=_sid(3), program_digest=_D[4], score=6.0, policy_failures=0, finish_position=1
+                ),
+                CandidateScore(
+                    submission_id=_sid(1), program_digest=_D[2], score=3.0, policy_failures=1, finish_position=2
+                ),
+            ),
             tie_break="best score",
         ),
         AssessmentFinished(
@@ -151,11 +157,16 @@ def test_a_small_run_folds_to_the_hand_checked_curve() -> None:
     assert (curve.validation_score(_sid(1)), curve.validation_score(_sid(2))) == (3.0, None)
     assert (curve.selected, curve.assessment_score, curve.assessment_returns) == (_sid(3), 6.5, (6.0, 7.0))
     assert (curve.benchmark_id, dict(curve.benchmark_params), curve.agent, curve.seed) == (
-        "cartpole", {"max_episode_steps": 500}, "hill-climb", 4,
-    )  # fmt: skip
+        "cartpole",
+        {"max_episode_steps": 500},
+        "hill-climb",
+        4,
+    )
     assert (curve.state.ended_reason, curve.initial_program, curve.programs[_D[0]]) == (
-        "finished", _D[0], {"policy.py": _D[1]},
-    )  # fmt: skip
+        "finished",
+        _D[0],
+        {"policy.py": _D[1]},
+    )
     assert curve.agent_seconds == 4.0
     assert (curve.head_hash, curve.evaluation_seconds, curve.judging_seconds) == (None, None, None)  # no row times
 
@@ -213,15 +224,18 @@ def test_budget_spent_accumulates_charges_and_best_is_the_running_best(
         for i in indices[len(voided) :]:
             events.append(_episode(_sid(n), i, float(i)))
         if voided:
-            events.append(InfraFault(submission_id=_sid(n), split="train", indices=voided, refunded_units=len(voided),
-                                     reason="x"))  # fmt: skip
+            events.append(
+                InfraFault(submission_id=_sid(n), split="train", indices=voided, refunded_units=len(voided), reason="x")
+            )
             left += len(voided)
         charged.append(count - len(voided))
         events.append(_feedback(n, score, budget - left, left))
     curve = learning_curve.fold(events)
     assert [p.charged for p in curve.points] == charged
     assert [p.budget_spent for p in curve.points] == list(itertools.accumulate(charged))
-    assert curve.points[-1].budget_spent == curve.state.charged - curve.state.refunded == budget - curve.state.budget_left
+    assert (
+        curve.points[-1].budget_spent == curve.state.charged - curve.state.refunded == budget - curve.state.budget_left
+    )
     scores = [s for _, _, s in submissions]
     pick = max if direction == "maximize" else min
     for k, point in enumerate(curve.points):

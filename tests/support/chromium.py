@@ -88,11 +88,21 @@ class Page:
             if not url.startswith("data:"):
                 self.requests.append(url)
         elif method == "Runtime.consoleAPICalled" and params.get("type") in ("error", "assert"):
-            self.errors.append("console: " + " ".join(str(a.get("value", a.get("description"))) for a in params["args"]))
+            self.errors.append(
+                "console: " + " ".join(str(a.get("value", a.get("description"))) for a in params["args"])
+            )
         elif method == "Runtime.exceptionThrown":
             self.errors.append("exception: " + str(params.get("exceptionDetails", {}).get("text")))
         elif method == "Log.entryAdded" and params["entry"].get("level") == "error":
             self.errors.append(f"log ({params['entry'].get('source')}): {params['entry'].get('text')}")
+
+    def load(self, path: Path, deadline: float = 60.0) -> None:
+        """Navigate to ``path`` (forgetting what earlier pages did) and wait until it has loaded and settled."""
+        self.requests.clear()
+        self.errors.clear()
+        self.call("Page.navigate", deadline, url=path.resolve().as_uri())
+        self.wait_for("Page.loadEventFired", deadline)
+        self.settle()
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression in the page (DevTools evaluates it; the page itself runs none)."""
@@ -125,7 +135,8 @@ def _devtools_url(process: subprocess.Popen[str], deadline: float) -> str:
 
 @contextmanager
 def open_page(path: Path, *, width: int = 1200, height: int = 900, deadline: float = 90.0) -> Iterator[Page]:
-    """Load ``path`` in a fresh headless Chromium and yield the :class:`Page` once it has loaded and settled."""
+    """Load ``path`` in a fresh headless Chromium and yield the :class:`Page` once it has loaded and settled (then
+    :meth:`Page.load` opens another page in the same browser)."""
     from websockets.sync.client import connect
 
     executable = chromium_path()
@@ -151,10 +162,11 @@ def open_page(path: Path, *, width: int = 1200, height: int = 900, deadline: flo
     process = subprocess.Popen(
         argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True, env=env, start_new_session=True
     )
+    assert process.stderr is not None
+    drain = threading.Thread(target=process.stderr.read, daemon=True)  # so that Chromium never blocks writing it
     try:
         browser = _devtools_url(process, deadline)
-        assert process.stderr is not None
-        threading.Thread(target=process.stderr.read, daemon=True).start()  # drained, so Chromium never blocks on it
+        drain.start()
         port = browser.split("/")[2]
         with urllib.request.urlopen(f"http://{port}/json/list", timeout=deadline) as answer:
             targets = json.load(answer)
@@ -163,14 +175,21 @@ def open_page(path: Path, *, width: int = 1200, height: int = 900, deadline: flo
             page = Page(socket)
             for domain in ("Page", "Network", "Runtime", "Log"):
                 page.call(f"{domain}.enable", deadline)
-            page.call("Emulation.setDeviceMetricsOverride", deadline, width=width, height=height,
-                      deviceScaleFactor=1, mobile=False)  # fmt: skip
-            page.call("Page.navigate", deadline, url=path.resolve().as_uri())
-            page.wait_for("Page.loadEventFired", deadline)
-            page.settle()
+            page.call(
+                "Emulation.setDeviceMetricsOverride",
+                deadline,
+                width=width,
+                height=height,
+                deviceScaleFactor=1,
+                mobile=False,
+            )
+            page.load(path, deadline)
             yield page
     finally:
         with contextlib.suppress(ProcessLookupError):
             os.killpg(process.pid, signal.SIGKILL)  # the browser and its helpers: the group this call started
         process.wait(timeout=30)
+        if drain.is_alive():
+            drain.join(timeout=30)  # the pipe ends with the browser's helpers
+        process.stderr.close()
         shutil.rmtree(profile, ignore_errors=True)

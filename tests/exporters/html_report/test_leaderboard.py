@@ -33,10 +33,14 @@ def _curve(agent: str, benchmark: str, score: float | None, seed: int, params: i
 
 def test_rows_group_agent_by_benchmark_and_rank_by_mean() -> None:
     curves = [
-        _curve("a", "cartpole", 1.0, 1), _curve("a", "cartpole", 2.0, 2), _curve("a", "cartpole", 3.0, 3),
-        _curve("b", "cartpole", 9.0, 1), _curve("b", "cartpole", None, 2),
-        _curve("a", "cartpole", 5.0, 1, params=2), _curve("a", "taxi", 4.0, 1),
-    ]  # fmt: skip
+        _curve("a", "cartpole", 1.0, 1),
+        _curve("a", "cartpole", 2.0, 2),
+        _curve("a", "cartpole", 3.0, 3),
+        _curve("b", "cartpole", 9.0, 1),
+        _curve("b", "cartpole", None, 2),
+        _curve("a", "cartpole", 5.0, 1, params=2),
+        _curve("a", "taxi", 4.0, 1),
+    ]
     rows = leaderboard(curves)
     assert [(r.agent, r.benchmark, r.params, r.runs, r.scores) for r in rows] == [
         ("b", "cartpole", '{"n":1}', 2, (9.0,)),
@@ -46,14 +50,25 @@ def test_rows_group_agent_by_benchmark_and_rank_by_mean() -> None:
     ]
     b, a = rows[0], rows[1]
     assert (b.mean, b.half_width, b.unassessed) == (9.0, None, 1)  # one assessed Run: no interval
-    assert a.mean == 2.0 and a.half_width == pytest.approx(4.303 / math.sqrt(3))  # s = 1, t(0.975, 2) = 4.303
+    assert a.mean == 2.0
+    assert a.half_width == pytest.approx(4.303 / math.sqrt(3))  # s = 1, t(0.975, 2) = 4.303
     assert a.seeds == (1, 2, 3)
 
 
 def test_the_t_quantiles() -> None:
     assert [t_quantile_975(df) for df in (1, 2, 4, 30, 31, 40, 59, 60, 119, 120, 10**6)] == [
-        12.706, 4.303, 2.776, 2.042, 2.042, 2.021, 2.021, 2.000, 2.000, 1.980, 1.980,
-    ]  # fmt: skip
+        12.706,
+        4.303,
+        2.776,
+        2.042,
+        2.042,
+        2.021,
+        2.021,
+        2.000,
+        2.000,
+        1.980,
+        1.980,
+    ]
     with pytest.raises(ValueError, match="at least 1"):
         t_quantile_975(0)
 

@@ -65,14 +65,16 @@ def _run(synth: SimpleNamespace, run_id: str = "html-1") -> Path:
 def test_the_report_is_one_self_contained_page(synth: SimpleNamespace) -> None:
     html = build_report([_run(synth)])
     document = _parse(html)
-    assert document.problems == [] and document.stack == []
+    assert document.problems == []
+    assert document.stack == []
     names = [tag for tag, _ in document.tags]
     assert not {"script", "link", "iframe", "object", "embed", "base"} & set(names)
     for tag, attrs in document.tags:
         for key in ("src", "href", "action", "poster", "srcset"):
             value = attrs.get(key)
             assert value is None or value.startswith(("data:", "#")), f"<{tag} {key}={value!r}>"
-    assert "http:" not in html and "https:" not in html  # nothing could point outside the page
+    assert "http:" not in html
+    assert "https:" not in html  # nothing could point outside the page
     csp = [a for t, a in document.tags if t == "meta" and a.get("http-equiv") == "Content-Security-Policy"]
     assert [a["content"] for a in csp] == [CONTENT_SECURITY_POLICY]
     assert "default-src 'none'" in CONTENT_SECURITY_POLICY
@@ -84,12 +86,19 @@ def test_the_page_draws_every_submission_and_the_judging(synth: SimpleNamespace)
     titles = re.findall(r"<title>(submission-\d+: (?:public score|no score)[^<]*)</title>", curve)
     assert len({t.split(":")[0] for t in titles}) == 3
     assert "Policy failures exception 1" in curve  # Submission 1's failed Episode is marked
-    assert 'class="fail"' in curve and 'class="best"' in curve and 'class="assess"' in curve
-    assert 'class="sel"' in curve and 'class="cand"' in curve and 'class="val"' in curve
+    assert 'class="fail"' in curve
+    assert 'class="best"' in curve
+    assert 'class="assess"' in curve
+    assert 'class="sel"' in curve
+    assert 'class="cand"' in curve
+    assert 'class="val"' in curve
     table = html.split('<table class="submissions">', 1)[1].split("</table>", 1)[0]
-    assert table.count("<tr") == 4 and "exception 1" in table and "&#9733; selected" in table
+    assert table.count("<tr") == 4
+    assert "exception 1" in table
+    assert "&#9733; selected" in table
     assert "+++ b/params.json" in html  # the Program diff against the previous Submission
-    assert "Episode return distribution" in html and "failures by code" in html
+    assert "Episode return distribution" in html
+    assert "failures by code" in html
     assert "not audited" in html  # no verdict was given
 
 
@@ -97,7 +106,8 @@ def test_recorded_text_is_escaped(synth: SimpleNamespace) -> None:
     run = read_report_run(_run(synth))
     hostile = '+<img src="http://example.org/x.png"><script>alert(1)</script>'
     html = render_report([replace(run, diffs=dict.fromkeys(run.diffs, hostile))])
-    assert "<script>" not in html and 'src="http' not in html
+    assert "<script>" not in html
+    assert 'src="http' not in html
     assert "&lt;img src=&quot;http://example.org/x.png&quot;&gt;" in html
 
 
@@ -110,8 +120,10 @@ def test_an_audit_verdict_is_shown(synth: SimpleNamespace) -> None:
     path = _run(synth)
     passed = build_report([path], audit=lambda _: {"ok": True, "checks": [{"name": "integrity", "status": "pass"}]})
     failed = build_report([path], audit=lambda _: {"ok": False, "checks": [{"name": "protocol", "status": "fail"}]})
-    assert '<span class="ok">pass</span>' in passed and "integrity: pass" in passed
-    assert '<span class="bad">FAIL</span>' in failed and "protocol: fail" in failed
+    assert '<span class="ok">pass</span>' in passed
+    assert "integrity: pass" in passed
+    assert '<span class="bad">FAIL</span>' in failed
+    assert "protocol: fail" in failed
 
 
 def test_several_runs_are_compared(synth: SimpleNamespace) -> None:

@@ -27,21 +27,35 @@ def test_a_changed_added_and_removed_file() -> None:
     old, new, extra = b"a = 1\nb = 2\n", b"a = 1\nb = 3\n", b"x\n"
     objects = _Objects(old, new, extra)
     diff = program_diff(
-        objects, {"p.py": digest_of(old), "gone.txt": digest_of(extra)}, {"p.py": digest_of(new), "n.txt": digest_of(extra)}
+        objects,
+        {"p.py": digest_of(old), "gone.txt": digest_of(extra)},
+        {"p.py": digest_of(new), "n.txt": digest_of(extra)},
     )
     assert diff.splitlines() == [
-        "--- a/gone.txt", "+++ /dev/null", "@@ -1 +0,0 @@", "-x",
-        "--- /dev/null", "+++ b/n.txt", "@@ -0,0 +1 @@", "+x",
-        "--- a/p.py", "+++ b/p.py", "@@ -1,2 +1,2 @@", " a = 1", "-b = 2", "+b = 3",
-    ]  # fmt: skip
+        "--- a/gone.txt",
+        "+++ /dev/null",
+        "@@ -1 +0,0 @@",
+        "-x",
+        "--- /dev/null",
+        "+++ b/n.txt",
+        "@@ -0,0 +1 @@",
+        "+x",
+        "--- a/p.py",
+        "+++ b/p.py",
+        "@@ -1,2 +1,2 @@",
+        " a = 1",
+        "-b = 2",
+        "+b = 3",
+    ]
     assert program_diff(objects, {"p.py": digest_of(old)}, {"p.py": digest_of(old)}) == ""
 
 
 def test_a_first_program_is_all_additions() -> None:
     text = b"def make_policy(context):\n    return None\n"
     assert program_diff(_Objects(text), None, {"policy.py": digest_of(text)}).splitlines()[:2] == [
-        "--- /dev/null", "+++ b/policy.py",
-    ]  # fmt: skip
+        "--- /dev/null",
+        "+++ b/policy.py",
+    ]
 
 
 def test_diffs_are_bounded() -> None:
@@ -52,9 +66,12 @@ def test_diffs_are_bounded() -> None:
     binary, evicted = b"\xff\xfe\x00", b"old bytes\n"
     objects = _Objects(long_old, long_new, wide, huge, binary, evicted=(evicted,))
     lines = program_diff(objects, {"a.py": digest_of(long_old)}, {"a.py": digest_of(long_new)}).splitlines()
-    assert len(lines) == MAX_DIFF_LINES + 1 and lines[-1].startswith(f"... diff cut after {MAX_DIFF_LINES} lines")
+    assert len(lines) == MAX_DIFF_LINES + 1
+    assert lines[-1].startswith(f"... diff cut after {MAX_DIFF_LINES} lines")
     cut = program_diff(objects, None, {"w.py": digest_of(wide)}).splitlines()[-1]
     assert cut == "+" + "x" * 399 + "..."
     assert "above the 262144-byte diff limit" in program_diff(objects, None, {"h.bin": digest_of(huge)})
     assert "a binary file" in program_diff(objects, None, {"b.bin": digest_of(binary)})
-    assert "cannot be read (ObjectEvictedError)" in program_diff(objects, {"e": digest_of(evicted)}, {"e": digest_of(wide)})
+    assert "cannot be read (ObjectEvictedError)" in program_diff(
+        objects, {"e": digest_of(evicted)}, {"e": digest_of(wide)}
+    )
