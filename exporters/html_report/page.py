@@ -163,6 +163,10 @@ class _DiffBudget:
         return f"<details><summary>diff ({n} lines)</summary>{_diff_html(text)}</details>"
 
 
+def _episodes(selected: int, charged: int) -> str:
+    return str(selected) if selected == charged else f"{selected} ({charged} charged)"
+
+
 def _submissions(run: ReportRun, budget: _DiffBudget) -> str:
     c = run.curve
     head = (
@@ -180,7 +184,8 @@ def _submissions(run: ReportRun, budget: _DiffBudget) -> str:
         css = ' class="selected"' if p.submission_id == c.selected else ""
         rows.append(
             f"<tr{css}><td class=num>{p.position}</td><td>{escape(p.submission_id)}</td>"
-            f"<td class=num>{p.episodes}</td><td class=num>{p.budget_spent}</td><td class=num>{_score(p.score)}</td>"
+            f"<td class=num>{_episodes(p.episodes, p.charged)}</td><td class=num>{p.budget_spent}</td>"
+            f"<td class=num>{_score(p.score)}</td>"
             f"<td class=num>{_score(p.best_so_far)}</td><td>{failures}</td><td class=num>{p.infra_faults}</td>"
             f"<td>{validation}</td><td><code>{escape(p.program_digest.removeprefix('sha256:')[:12])}</code></td>"
             f"<td>{budget.show(run.diffs.get(p.submission_id, ''))}</td></tr>"
