@@ -16,7 +16,10 @@ from evoledger.exporters.html_report import (
     read_report_run,
     render_report,
 )
+from evoledger.ledger.canonical import digest_of
 from evoledger.ledger.errors import InputError, LedgerNotFoundError
+from evoledger.ledger.events import BenchmarkIdentity, EvaluationStarted
+from evoledger.ledger.store import Ledger
 
 _VOID = {"meta", "br", "img", "hr", "input", "link", "source", "area", "base", "col", "embed", "wbr", "track"}
 _SVG_LEAVES = {"circle", "rect", "line", "polyline", "polygon", "path"}
@@ -161,3 +164,32 @@ def test_what_is_not_a_run_is_refused_with_its_reason(tmp_path: Path) -> None:
         read_report_run(tmp_path / "file")
     with pytest.raises(InputError, match="no Run to report"):
         render_report([])
+
+
+def test_an_evaluation_record_is_not_a_run(tmp_path: Path) -> None:
+    with Ledger.create(tmp_path / "eval") as ledger:
+        ledger.append(
+            [
+                EvaluationStarted(
+                    evaluation_id="evaluation-1",
+                    benchmark=BenchmarkIdentity.of("cartpole", {}),
+                    program_digest=digest_of(b"program"),
+                    split="train",
+                    episode_count=1,
+                    seed=1,
+                )
+            ]
+        )
+    with pytest.raises(InputError, match="is an evaluation record"):
+        read_report_run(tmp_path / "eval")
+
+
+def test_a_run_without_scores_or_submissions_still_draws(synth: SimpleNamespace) -> None:
+    empty = build_report([synth.run(synth.Run("empty", []))])
+    assert "No Submission was accepted." in empty
+    assert "No Episode ended." in empty
+    assert "No Policy failure and no infra fault." in empty
+    failed = synth.cartpole(2, status="timeout")
+    html = build_report([synth.run(synth.Run("failing", [[failed, failed]]))])
+    assert "timeout 2" in html
+    assert 'class="bar-fail"' in html

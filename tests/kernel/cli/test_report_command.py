@@ -109,3 +109,14 @@ def test_resume_refuses_a_link_at_host_report_html(readme_main_run: MainJobRun, 
     assert done.exit_code == 3, done.output
     assert "report.html" in done.output
     assert target.read_text() == "keep me"
+
+
+def test_a_link_at_out_is_replaced_not_followed(readme_main_run: MainJobRun, tmp_path: Path) -> None:
+    target = tmp_path / "precious.txt"
+    target.write_text("keep me")
+    out = tmp_path / "r.html"
+    os.symlink(target, out)
+    done = CliRunner().invoke(cli, ["report", str(readme_main_run.run_dir), "--out", str(out), "--no-audit"])
+    assert done.exit_code == 0, done.output
+    assert not out.is_symlink()
+    assert target.read_text() == "keep me"
