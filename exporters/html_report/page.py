@@ -195,12 +195,18 @@ def _submissions(run: ReportRun, budget: _DiffBudget) -> str:
     return f'<table class="submissions">{head}{"".join(rows)}</table>'
 
 
-def _run_section(index: int, run: ReportRun, budget: _DiffBudget) -> str:
+def _labels(runs: Sequence[ReportRun]) -> list[str]:
+    """Each Run's label: its id, with its directory where two Runs share an id (a copy, or Runs from two folders)."""
+    ids = [r.curve.run_id for r in runs]
+    return [r.label if ids.count(r.curve.run_id) == 1 else f"{r.curve.run_id} ({r.path})" for r in runs]
+
+
+def _run_section(index: int, run: ReportRun, label: str, budget: _DiffBudget) -> str:
     c = run.curve
     train = [r for p in c.points for r in p.returns]
     infra = sum(p.infra_faults for p in c.points)
     return (
-        f'<section class="run" id="run-{index}"><h2>Run {escape(run.label)}</h2>{_facts(run)}'
+        f'<section class="run" id="run-{index}"><h2>Run {escape(label)}</h2>{_facts(run)}'
         f'<h3>Learning curve</h3><div class="plot-area">{learning_curve_chart(c)}</div>{_legend()}'
         f"<h3>Submissions</h3>{_submissions(run, budget)}"
         f'<h3>Episode returns</h3><ul class="legend"><li><span class="swatch" style="background:#1f77b4"></span>'
@@ -210,9 +216,8 @@ def _run_section(index: int, run: ReportRun, budget: _DiffBudget) -> str:
     )
 
 
-def _comparison(runs: Sequence[ReportRun]) -> str:
+def _comparison(runs: Sequence[ReportRun], labels: Sequence[str]) -> str:
     curves = [r.curve for r in runs]
-    labels = [r.label for r in runs]
     legend = "".join(
         f'<li><span class="swatch" style="background:{PALETTE[i % len(PALETTE)]}"></span>{escape(label)}</li>'
         for i, label in enumerate(labels)
@@ -247,7 +252,8 @@ def render_report(runs: Sequence[ReportRun], *, renders: Sequence[MediaLike] = (
         raise InputError("no Run to report; name at least one run directory")
     budget = _DiffBudget()
     title = runs[0].curve.run_id if len(runs) == 1 else f"{len(runs)} Runs"
-    toc = "".join(f'<li><a href="#run-{i}">{escape(r.label)}</a></li>' for i, r in enumerate(runs, start=1))
+    labels = _labels(runs)
+    toc = "".join(f'<li><a href="#run-{i}">{escape(label)}</a></li>' for i, label in enumerate(labels, start=1))
     parts = [
         "<!DOCTYPE html>",
         '<html lang="en"><head><meta charset="utf-8">',
@@ -260,8 +266,9 @@ def render_report(runs: Sequence[ReportRun], *, renders: Sequence[MediaLike] = (
         f"<ul>{toc}</ul></header>" if len(runs) > 1 else "</header>",
     ]
     if len(runs) > 1:
-        parts.append(_comparison(runs))
-    parts.extend(_run_section(i, run, budget) for i, run in enumerate(runs, start=1))
+        parts.append(_comparison(runs, labels))
+    for i, (run, label) in enumerate(zip(runs, labels, strict=True), start=1):
+        parts.append(_run_section(i, run, label, budget))
     if renders:
         figures = "".join(media_html(item) for item in renders)
         parts.append(f'<section class="renders" id="renders"><h2>Rendered Episodes</h2>{figures}</section>')

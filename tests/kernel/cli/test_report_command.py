@@ -56,6 +56,7 @@ def test_report_of_several_runs(readme_main_run: MainJobRun, tmp_path: Path) -> 
     assert 'id="comparison"' in html
     assert 'id="run-1"' in html
     assert 'id="run-2"' in html
+    assert f"cartpole-1 ({copy})" in html  # two Runs with one id are told apart by their folders
     board = html.split('<table class="leaderboard">', 1)[1].split("</table>", 1)[0]
     assert "<td>hill-climb</td>" in board
     assert "<td class=num>2</td><td class=num>2</td>" in board
