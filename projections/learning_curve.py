@@ -17,6 +17,9 @@ times are ``None``. Time in evaluation is, per Submission, from its ``submission
 ``feedback-published``; the Agent's time is the sum of its processes' ``agent-exited`` durations (it includes
 its waits on evaluation, so the Agent's own time is the difference); judging is from the last ``agent-exited``
 (or ``finish-accepted``) to ``run-ended``.
+
+Unlike the Host's projections this one offers :func:`fold` (and its :class:`LearningCurveBuilder`) but no
+``apply``: a report is built from a whole log at once, never kept up to date Event by Event.
 """
 
 from __future__ import annotations
