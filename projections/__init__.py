@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING, Final
 from evoledger.ledger.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
-    from evoledger.projections import audit, mirror, retention, run_state
+    from evoledger.projections import audit, learning_curve, mirror, retention, run_state
+    from evoledger.projections.learning_curve import LearningCurve
     from evoledger.projections.mirror import MirrorState
     from evoledger.projections.mirror_files import diff_mirror, sync_mirror
     from evoledger.projections.retention import EvictionDecision, RetentionState
@@ -22,11 +23,13 @@ if TYPE_CHECKING:
 
 __all__ = [
     "EvictionDecision",
+    "LearningCurve",
     "MirrorState",
     "RetentionState",
     "RunState",
     "audit",
     "diff_mirror",
+    "learning_curve",
     "mirror",
     "retention",
     "run_state",
@@ -40,10 +43,11 @@ _LAZY: Final = {
     "EvictionDecision": "evoledger.projections.retention",
     "RetentionState": "evoledger.projections.retention",
     "RunState": "evoledger.projections.run_state",
+    "LearningCurve": "evoledger.projections.learning_curve",
 }
 """Re-exported name -> the module defining it, imported on first access (PEP 562)."""
 
-_SUBMODULES: Final = frozenset({"audit", "mirror", "retention", "run_state"})
+_SUBMODULES: Final = frozenset({"audit", "learning_curve", "mirror", "retention", "run_state"})
 """Projection modules re-exported as modules (``projections.run_state.fold``)."""
 
 

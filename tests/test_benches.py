@@ -20,6 +20,7 @@ SMOKE_RUNS = {
     "export_bench.py": (["--steps", "2000", "--repeat", "1"], "steps"),
     "startup_bench.py": (["--quick"], "x bare python"),
     "run_bench.py": (["--repeat", "1", "--quick"], "x python -c pass"),
+    "report_bench.py": (["--repeat", "1", "--quick"], "of the run"),
     "visual_evidence_bench.py": (["--episodes", "2", "--steps", "30", "--repeat", "1"], "per Feedback"),
     "trajectory_storage_bench.py": (["--steps", "8", "--episodes", "1", "--repeat", "1"], "bytes/step stored"),
     "image_stepping_bench.py": (["--steps", "60", "--rounds", "1", "--toy-only"], "of in-process"),

@@ -12,7 +12,9 @@ from evoledger.kernel.cli.options import echo_json, isolation_choice
 from evoledger.kernel.cli.progress import bar, counter, note, run_watcher, verbosity_options
 from evoledger.kernel.cli.recorded_isolation import NO_ISOLATION_HELP, RECORDED_ISOLATION_HELP, recorded_code_isolation
 from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run, resume_hint_on_interrupt
+from evoledger.kernel.cli.run_report import leave_host_report
 from evoledger.kernel.cli.run_summary import print_summary
+from evoledger.kernel.cli.terminal_text import markup
 from evoledger.kernel.run.resume import resume
 from rich.console import Console
 
@@ -89,8 +91,11 @@ def resume_command(
             on_update=run_watcher(progress, console, judging="validating and assessing the Candidates"),
             on_judged=counter(progress, console),
         )
+    report = leave_host_report(result.run_dir, console)
     if as_json:
-        echo_json(result.model_dump(mode="json"))
+        echo_json({**result.model_dump(mode="json"), "report_html": None if report is None else str(report)})
     else:
         print_summary(result, Console())
+        if report is not None:
+            Console().print(f"report: {markup(report)}", highlight=False, soft_wrap=True)
     exit_for_run(result.run_dir, result.reason, result.selected, Console(stderr=True))

@@ -19,6 +19,7 @@ from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_o
 from evoledger.kernel.cli.options import echo_json, parse_config_pairs
 from evoledger.kernel.cli.progress import bar, counter, judging_text, note, run_watcher, verbosity_options
 from evoledger.kernel.cli.run_outcome import EXIT_CODES_HELP, exit_for_run, resume_hint_on_interrupt
+from evoledger.kernel.cli.run_report import leave_host_report
 from evoledger.kernel.cli.run_summary import print_summary, seed_line
 from evoledger.kernel.cli.terminal_text import markup
 from evoledger.kernel.execution import resolve_isolation
@@ -126,10 +127,19 @@ def run_command(
                 signing_key=key,
                 on_judged=counter(progress, console),
             )
+    report = leave_host_report(result.run_dir, console)
     if as_json:
-        echo_json({**result.model_dump(mode="json"), "message": result.message})
+        echo_json(
+            {
+                **result.model_dump(mode="json"),
+                "message": result.message,
+                "report_html": None if report is None else str(report),
+            }
+        )
     else:
         print_summary(result, Console())
+        if report is not None:
+            Console().print(f"report: {markup(report)}", highlight=False, soft_wrap=True)
     exit_for_run(result.run_dir, result.reason, result.selected, Console(stderr=True), result.message)
 
 

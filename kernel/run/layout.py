@@ -6,7 +6,8 @@ or deletes anything in it, :meth:`RunLayout.check_safe` refuses (naming the entr
 link or not a folder, and any file the Host writes there (``host/report.json``, ``host/task.md``, the
 Agent logs, ``control/session.sock``) that is a link, fifo or device: nothing is created or deleted
 through a link. ``host/report.json`` is written and read relative to a descriptor of ``host/`` with
-``O_NOFOLLOW`` (:func:`write_report`, :func:`read_report`).
+``O_NOFOLLOW`` (:func:`write_report`, :func:`read_report`); so is ``host/report.html`` (``evoledger run`` and
+``resume`` write it with ``write_report(layout, body, name=REPORT_HTML_NAME)``).
 """
 
 from __future__ import annotations
@@ -26,9 +27,10 @@ from evoledger.ledger.run_files import (
     write_file_at,
 )
 
-__all__ = ["MAX_REPORT_BYTES", "REPORT_NAME", "RunLayout", "read_report", "write_report"]
+__all__ = ["MAX_REPORT_BYTES", "REPORT_HTML_NAME", "REPORT_NAME", "RunLayout", "read_report", "write_report"]
 
 REPORT_NAME: Final = "report.json"
+REPORT_HTML_NAME: Final = "report.html"
 MAX_REPORT_BYTES: Final = 64 * 1024 * 1024
 _AGENT_LOG_FILES: Final = ("stdout.log", "stderr.log", "stdout.log.tmp", "stderr.log.tmp", "stdin.bin", "task.md")
 _MAX_HOST_ENTRIES: Final = 10_000
@@ -82,6 +84,10 @@ class RunLayout:
     def report(self) -> Path:
         return self.host / REPORT_NAME
 
+    @property
+    def report_html(self) -> Path:
+        return self.host / REPORT_HTML_NAME
+
     def create_dirs(self) -> None:
         """Create the workspace and Host folders (the Program copy is made by the caller); no link is followed."""
         self.check_safe()
@@ -102,8 +108,8 @@ class RunLayout:
         """Refuse a run directory whose Host-written entries are links, fifos, devices or of the wrong kind.
 
         Checked: ``workspace``, ``host``, ``control`` (folders),
-        ``host/report.json``, ``host/task.md`` (files), every ``host/agent-N`` (a folder) and the files the Host
-        writes in it, and ``control/session.sock`` (a socket). Absent entries are fine. Raises
+        ``host/report.json``, ``host/report.html``, ``host/task.md`` (files), every ``host/agent-N`` (a folder) and
+        the files the Host writes in it, and ``control/session.sock`` (a socket). Absent entries are fine. Raises
         :class:`~evoledger.ledger.errors.UnsafePathError` naming the first offending entry.
         """
         try:
@@ -116,6 +122,7 @@ class RunLayout:
             _check(root, ("control",), self.socket.name, "socket", self.root)
             if _check(root, (), "host", "dir", self.root):
                 _check(root, ("host",), REPORT_NAME, "file", self.root)
+                _check(root, ("host",), REPORT_HTML_NAME, "file", self.root)
                 _check(root, ("host",), self.task_file.name, "file", self.root)
                 self._check_agent_logs(root)
         finally:
@@ -136,15 +143,18 @@ class RunLayout:
                     _check(root, ("host", name), log, "file", self.root)
 
 
-def write_report(layout: RunLayout, body: bytes) -> None:
-    """Atomically write ``host/report.json``: created under a descriptor of ``host/``, never through a link."""
+def write_report(layout: RunLayout, body: bytes, *, name: str = REPORT_NAME) -> None:
+    """Atomically write ``host/report.json`` (or ``name``, ``host/report.html``) under a descriptor of ``host/``,
+    never through a link."""
+    if name not in (REPORT_NAME, REPORT_HTML_NAME):
+        raise ValueError(f"the Host writes host/{REPORT_NAME} or host/{REPORT_HTML_NAME}, not host/{name}")
     layout.check_safe()
     root = open_root(layout.root)
     try:
         host = open_dir_at(root, ("host",), layout.root, create=True)
         assert host is not None  # created
         try:
-            write_file_at(host, REPORT_NAME, body, layout.report)
+            write_file_at(host, name, body, layout.host / name)
         finally:
             os.close(host)
     finally:

@@ -1,0 +1,54 @@
+"""``evoledger report``: one self-contained HTML report of one or several Runs, built from their ledgers."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+from evoledger.kernel.cli.options import echo_json
+from evoledger.kernel.cli.progress import spinner, verbosity_options
+from evoledger.kernel.cli.run_report import report_html, write_html
+from evoledger.kernel.cli.terminal_text import markup
+from evoledger.ledger.errors import InputError
+from rich.console import Console
+
+__all__ = ["report_command"]
+
+
+@click.command("report")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RUN [RUN...]")
+@click.option(
+    "--out",
+    "-o",
+    type=click.Path(path_type=Path),
+    default=Path("report.html"),
+    show_default=True,
+    help="The HTML file to write (missing parent folders are created).",
+)
+@click.option("--no-audit", is_flag=True, help="Leave out each Run's replay verdict (the log-only audit).")
+@click.option("--json", "as_json", is_flag=True, help="Print what was written as JSON.")
+@verbosity_options
+def report_command(run_dirs: tuple[Path, ...], out: Path, no_audit: bool, as_json: bool) -> None:
+    """Write one HTML report of one or several Runs: learning curves, Submissions, returns, failures, a comparison.
+
+    The page is self-contained (styles and charts inline, no script, no network request) and built only from the
+    ledgers, so it can be rebuilt at any time. Each Run's facts include its 'evoledger replay' verdict (the
+    log-only audit; --no-audit leaves it out). Several Runs add a comparison: their curves overlaid and a
+    leaderboard by Agent x Benchmark with the mean Assessment score and a 95% Student-t interval over the Runs.
+
+    \b
+    Examples:
+      evoledger report runs/cartpole
+      evoledger report runs/cartpole-1 runs/cartpole-2 runs/cartpole-3 --out reports/cartpole.html
+    """
+    if out.is_dir():  # refused before any Run is read
+        raise InputError(f"--out {out} is a folder; name the HTML file to write, e.g. --out {out / 'report.html'}")
+    with spinner(Console(stderr=True), "building the report", as_json=as_json):
+        html = report_html(list(run_dirs), audit=not no_audit)
+    write_html(out, html)
+    if as_json:
+        echo_json({"out": str(out), "runs": [str(d) for d in run_dirs], "bytes": len(html.encode("utf-8"))})
+    else:
+        Console().print(
+            f"wrote {markup(out)} ({len(run_dirs)} Run{'s' if len(run_dirs) != 1 else ''})", highlight=False
+        )
