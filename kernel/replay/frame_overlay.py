@@ -1,0 +1,190 @@
+"""Turning rendered frames into an animation (GIF or MP4) with step, action and reward overlaid, or an Episode
+without frames into a chart (PNG or a one-frame GIF) or a plain-text trace.
+
+Every drawing uses Pillow's fixed bitmap font (``ImageFont.load_default_imagefont``), so the same frames give the
+same bytes. A frame is scaled to the requested width, and a dark band across its top carries
+``t=STEP/STEPS a=ACTION r=REWARD R=RETURN``. Pillow is needed for every picture (``pip install pillow``); MP4
+also needs imageio with its ffmpeg binary (``pip install 'evoledger[video]'``).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Final
+
+import numpy as np
+from evoledger.kernel.replay.render_frames import Frame
+from evoledger.ledger.errors import ConfigError, MissingExtraError
+
+if TYPE_CHECKING:
+    from PIL import Image
+
+__all__ = ["BAND_HEIGHT", "encode_gif", "encode_mp4", "format_action", "overlaid", "trace_chart", "trace_text"]
+
+BAND_HEIGHT: Final = 13
+"""Pixels of the caption band across the top of every frame."""
+_CHAR_WIDTH: Final = 6
+_BAND: Final = (16, 16, 16)
+_TEXT: Final = (240, 240, 240)
+_WARN: Final = (255, 96, 64)
+_CHART_SIZE: Final = (480, 260)
+_REWARD: Final = (70, 130, 220)
+_RETURN: Final = (220, 120, 40)
+_AXIS: Final = (90, 90, 90)
+
+
+def _pillow() -> Any:
+    try:
+        from PIL import Image, ImageDraw, ImageFont
+    except ImportError:
+        raise ConfigError(
+            "rendering an Episode draws with Pillow, which is not installed; install it with: pip install pillow"
+        ) from None
+    return Image, ImageDraw, ImageFont
+
+
+def format_action(action: Any, width: int = 24) -> str:
+    """A short text form of an action (floats to 3 significant digits, vectors with 2 decimals)."""
+    value = action.tolist() if isinstance(action, np.ndarray | np.generic) else action
+    if isinstance(value, float):
+        text = f"{value:.3g}"
+    elif isinstance(value, list | tuple) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        text = "[" + ",".join(f"{v:.2f}" if isinstance(v, float) else str(v) for v in value) + "]"
+    else:
+        text = str(value).replace(" ", "")
+    return text if len(text) <= width else text[: max(width - 1, 1)] + "~"
+
+
+def _fit(text: str, pixels: int) -> str:
+    chars = max(pixels // _CHAR_WIDTH, 1)
+    return text if len(text) <= chars else text[: max(chars - 1, 1)] + "~"
+
+
+def overlaid(frame: Frame, steps: int, width: int, *, warning: str | None = None) -> Image.Image:
+    """``frame`` scaled to ``width`` pixels (height in proportion) with its caption band drawn over the top.
+
+    ``warning``, when given, is drawn in a second band (red text) on every frame.
+    """
+    image_mod, draw_mod, font_mod = _pillow()
+    height, raw_width = frame.pixels.shape[:2]
+    size = (width, max(round(height * width / raw_width), 2 * BAND_HEIGHT + 2))
+    image = image_mod.fromarray(frame.pixels, mode="RGB")
+    if image.size != size:
+        resample = image_mod.Resampling.BOX if size[0] < raw_width else image_mod.Resampling.NEAREST
+        image = image.resize(size, resample)
+    draw = draw_mod.Draw(image)
+    font = font_mod.load_default_imagefont()
+    if frame.reward is None:
+        caption = f"t=0/{steps} reset"
+    else:
+        caption = (
+            f"t={frame.step}/{steps} a={format_action(frame.action)} r={frame.reward:.3g} R={frame.episode_return:.4g}"
+        )
+    draw.rectangle((0, 0, size[0] - 1, BAND_HEIGHT - 1), fill=_BAND)
+    draw.text((2, 1), _fit(caption, size[0] - 4), fill=_TEXT, font=font)
+    if warning:
+        draw.rectangle((0, BAND_HEIGHT, size[0] - 1, 2 * BAND_HEIGHT - 1), fill=_BAND)
+        draw.text((2, BAND_HEIGHT + 1), _fit(warning, size[0] - 4), fill=_WARN, font=font)
+    return image
+
+
+def encode_gif(images: Sequence[Image.Image], fps: int) -> bytes:
+    """An endlessly looping GIF of ``images`` at ``fps`` frames a second (each frame its own adaptive palette)."""
+    image_mod, _, _ = _pillow()
+    palette = [im.convert("P", palette=image_mod.Palette.ADAPTIVE, colors=255) for im in images]
+    buffer = io.BytesIO()
+    palette[0].save(
+        buffer,
+        format="GIF",
+        save_all=True,
+        append_images=palette[1:],
+        duration=max(round(1000 / fps), 20),
+        loop=0,
+        optimize=False,
+    )
+    return buffer.getvalue()
+
+
+def encode_mp4(images: Sequence[Image.Image], fps: int) -> bytes:
+    """An H.264 MP4 of ``images`` (yuv420p, sizes padded to even) through imageio's ffmpeg."""
+    try:
+        import imageio.v2 as imageio
+        import imageio_ffmpeg  # noqa: F401  (the ffmpeg binary imageio writes MP4 with)
+    except ImportError as exc:
+        raise MissingExtraError("writing an MP4", "video", exc.name or "imageio_ffmpeg") from None
+    width, height = images[0].size
+    even = (width + width % 2, height + height % 2)
+    fd, name = tempfile.mkstemp(prefix="evoledger-render-", suffix=".mp4")
+    os.close(fd)
+    path = Path(name)
+    try:
+        writer = imageio.get_writer(
+            path, format="FFMPEG", mode="I", fps=fps, codec="libx264", macro_block_size=1, pixelformat="yuv420p"
+        )
+        try:
+            for image in images:
+                pixels = np.zeros((even[1], even[0], 3), dtype=np.uint8)
+                pixels[:height, :width] = np.asarray(image.convert("RGB"))
+                writer.append_data(pixels)
+        finally:
+            writer.close()
+        return path.read_bytes()
+    finally:
+        path.unlink(missing_ok=True)
+
+
+def trace_chart(title: str, rewards: Sequence[float], *, note: str, image_format: str) -> bytes:
+    """A small chart of reward per step (bars) and return so far (line), as ``PNG`` or a one-frame ``GIF``."""
+    image_mod, draw_mod, font_mod = _pillow()
+    width, height = _CHART_SIZE
+    image = image_mod.new("RGB", _CHART_SIZE, (255, 255, 255))
+    draw = draw_mod.Draw(image)
+    font = font_mod.load_default_imagefont()
+    draw.text((6, 3), _fit(title, width - 12), fill=(0, 0, 0), font=font)
+    draw.text((6, 16), _fit(note, width - 12), fill=_AXIS, font=font)
+    left, top, right, bottom = 46, 34, width - 10, height - 34
+    returns = np.cumsum(np.asarray(rewards, dtype=np.float64)) if len(rewards) else np.zeros(0)
+    values = [0.0, *rewards, *returns.tolist()]
+    low, high = min(values), max(values)
+    if high - low < 1e-12:
+        low, high = low - 1.0, high + 1.0
+
+    def y_of(value: float) -> float:
+        return bottom - (value - low) / (high - low) * (bottom - top)
+
+    draw.rectangle((left, top, right, bottom), outline=_AXIS)
+    draw.line((left, y_of(0.0), right, y_of(0.0)), fill=(200, 200, 200))
+    draw.text((2, top - 4), f"{high:.3g}"[:7], fill=_AXIS, font=font)
+    draw.text((2, bottom - 8), f"{low:.3g}"[:7], fill=_AXIS, font=font)
+    steps = len(rewards)
+    span = max(steps, 1)
+    for t, reward in enumerate(rewards):
+        x0 = left + 1 + t * (right - left - 2) / span
+        x1 = max(x0, left + 1 + (t + 1) * (right - left - 2) / span - 1)
+        draw.rectangle((x0, min(y_of(0.0), y_of(reward)), x1, max(y_of(0.0), y_of(reward))), fill=_REWARD)
+    if steps:
+        points = [(left + 1 + (t + 1) * (right - left - 2) / span, y_of(float(r))) for t, r in enumerate(returns)]
+        draw.line([(left + 1, y_of(0.0)), *points], fill=_RETURN, width=2)
+    draw.text((left, bottom + 4), f"step 0 .. {steps}", fill=_AXIS, font=font)
+    draw.text((left, bottom + 17), "bars: reward per step", fill=_REWARD, font=font)
+    draw.text((left + 150, bottom + 17), "line: return so far", fill=_RETURN, font=font)
+    buffer = io.BytesIO()
+    if image_format == "GIF":
+        image.convert("P", palette=image_mod.Palette.ADAPTIVE, colors=64).save(buffer, format="GIF")
+    else:
+        image.save(buffer, format="PNG", compress_level=6)
+    return buffer.getvalue()
+
+
+def trace_text(header: Sequence[str], actions: Sequence[Any], rewards: Sequence[float]) -> bytes:
+    """A plain-text trace: the ``header`` lines, then one line per step (step, action, reward, return so far)."""
+    lines = [*(f"# {line}" for line in header), f"{'step':>6}  {'reward':>12}  {'return':>12}  action"]
+    total = 0.0
+    for t, (action, reward) in enumerate(zip(actions, rewards, strict=True), start=1):
+        total += float(reward)
+        lines.append(f"{t:>6}  {float(reward):>12.6g}  {total:>12.6g}  {format_action(action, 200)}")
+    return ("\n".join(lines) + "\n").encode("utf-8")
