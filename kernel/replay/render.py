@@ -50,12 +50,15 @@ from evoledger.ledger.records import StoredEvent
 from evoledger.ledger.trajectories import Trajectory, decode_trajectory
 
 __all__ = [
+    "DEFAULT_FPS",
     "DEFAULT_MAX_FRAMES",
+    "DEFAULT_WIDTH",
     "FORMATS",
     "MAX_BYTES",
     "RenderFormat",
     "RenderedEpisode",
     "episodes_worth_rendering",
+    "render_format",
     "render_recorded_episode",
 ]
 
@@ -98,7 +101,8 @@ class RenderedEpisode:
     """Why a chart stands in for an animation (no renderer), else empty."""
 
 
-def _format_of(out: Path | None, fmt: str | None) -> RenderFormat:
+def render_format(out: Path | None, fmt: str | None) -> RenderFormat:
+    """The format of a render written to ``out`` (its suffix) or asked for as ``fmt``; GIF when neither says."""
     suffix = None if out is None else out.suffix.lower().removeprefix(".")
     if suffix is not None and suffix not in FORMATS:
         raise InputError(
@@ -167,13 +171,14 @@ def _rerun(
 
 def _write(out: Path, data: bytes) -> None:
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, name = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
+    partial = out.with_name(f".{out.name}.{os.getpid()}.partial")
+    fd = os.open(partial, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)  # the umask applies, as to any new file
     try:
         with os.fdopen(fd, "wb") as stream:
             stream.write(data)
-        os.replace(name, out)
+        os.replace(partial, out)
     except BaseException:
-        Path(name).unlink(missing_ok=True)
+        partial.unlink(missing_ok=True)
         raise
 
 
@@ -191,7 +196,7 @@ def _draw(
     if fmt == "txt":
         header = [title] + ([warning] if warning else [])
         return trace_text(header, trajectory.actions, trajectory.rewards), "text", 0, ""
-    note = "reward per step and return so far"
+    note = ""
     if fmt in ("gif", "mp4"):
         try:
             frames = frames_of()
@@ -201,12 +206,12 @@ def _draw(
                     f"this Benchmark cannot render here ({exc}); write --out with .gif or .png for a reward chart, or "
                     ".txt for a text trace"
                 ) from None
-            note = f"no renderer ({exc}): a chart of reward per step and return so far"
+            note = f"no renderer here ({exc}): a chart of reward per step and return so far"
         else:
             images = [overlaid(f, trajectory.steps, width, warning=warning) for f in frames]
             data = encode_gif(images, fps) if fmt == "gif" else encode_mp4(images, fps)
             return data, "animation", len(images), ""
-    chart_note = f"{warning}; {note}" if warning else note
+    chart_note = "; ".join(part for part in (warning, note or "reward per step and return so far") if part)
     return trace_chart(title, trajectory.rewards, note=chart_note, image_format=fmt.upper()), "chart", 1, note
 
 
@@ -233,7 +238,7 @@ def render_recorded_episode(
     hidden or ambiguous name, :class:`RenderMismatchError` when the re-execution does not reproduce the record
     (unless ``strict`` is false), and an ``InputError`` for a render over :data:`MAX_BYTES`.
     """
-    chosen = _format_of(out, fmt)
+    chosen = render_format(out, fmt)
     seen = check_visibility(visibility)
     max_frames = _bounded("max-frames", max_frames, 2, MAX_FRAMES)
     width = _bounded("width", width, 64, 1280)

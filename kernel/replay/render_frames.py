@@ -119,7 +119,7 @@ def _opener(benchmark: Benchmark) -> Callable[[EpisodeSpec], Any]:
     except (TypeError, ValueError):
         parameters = ()  # type: ignore[assignment]
     if not any(p.name == "render_mode" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters):
-        raise NoRenderer("its make_environment() takes no render_mode (the Benchmark has no renderer)")
+        raise NoRenderer("its make_environment() takes no render_mode")
     return lambda spec: make(spec, render_mode="rgb_array")  # type: ignore[call-arg]
 
 
