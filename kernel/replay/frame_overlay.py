@@ -9,6 +9,7 @@ also needs imageio with its ffmpeg binary (``pip install 'evoledger[video]'``).
 
 from __future__ import annotations
 
+import importlib.util
 import io
 import os
 import tempfile
@@ -21,7 +22,7 @@ from evoledger.kernel.replay.render_frames import Frame
 from evoledger.ledger.errors import ConfigError, MissingExtraError
 
 if TYPE_CHECKING:
-    from PIL import Image
+    from PIL.Image import Image
 
 __all__ = ["BAND_HEIGHT", "encode_gif", "encode_mp4", "format_action", "overlaid", "trace_chart", "trace_text"]
 
@@ -37,14 +38,11 @@ _RETURN: Final = (220, 120, 40)
 _AXIS: Final = (90, 90, 90)
 
 
-def _pillow() -> Any:
-    try:
-        from PIL import Image, ImageDraw, ImageFont
-    except ImportError:
+def _require_pillow() -> None:
+    if importlib.util.find_spec("PIL") is None:
         raise ConfigError(
             "rendering an Episode draws with Pillow, which is not installed; install it with: pip install pillow"
-        ) from None
-    return Image, ImageDraw, ImageFont
+        )
 
 
 def format_action(action: Any, width: int = 24) -> str:
@@ -64,20 +62,22 @@ def _fit(text: str, pixels: int) -> str:
     return text if len(text) <= chars else text[: max(chars - 1, 1)] + "~"
 
 
-def overlaid(frame: Frame, steps: int, width: int, *, warning: str | None = None) -> Image.Image:
+def overlaid(frame: Frame, steps: int, width: int, *, warning: str | None = None) -> Image:
     """``frame`` scaled to ``width`` pixels (height in proportion) with its caption band drawn over the top.
 
     ``warning``, when given, is drawn in a second band (red text) on every frame.
     """
-    image_mod, draw_mod, font_mod = _pillow()
+    _require_pillow()
+    from PIL import Image, ImageDraw, ImageFont
+
     height, raw_width = frame.pixels.shape[:2]
     size = (width, max(round(height * width / raw_width), 2 * BAND_HEIGHT + 2))
-    image = image_mod.fromarray(frame.pixels, mode="RGB")
+    image = Image.fromarray(frame.pixels, mode="RGB")
     if image.size != size:
-        resample = image_mod.Resampling.BOX if size[0] < raw_width else image_mod.Resampling.NEAREST
+        resample = Image.Resampling.BOX if size[0] < raw_width else Image.Resampling.NEAREST
         image = image.resize(size, resample)
-    draw = draw_mod.Draw(image)
-    font = font_mod.load_default_imagefont()
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default_imagefont()
     if frame.reward is None:
         caption = f"t=0/{steps} reset"
     else:
@@ -92,10 +92,12 @@ def overlaid(frame: Frame, steps: int, width: int, *, warning: str | None = None
     return image
 
 
-def encode_gif(images: Sequence[Image.Image], fps: int) -> bytes:
+def encode_gif(images: Sequence[Image], fps: int) -> bytes:
     """An endlessly looping GIF of ``images`` at ``fps`` frames a second (each frame its own adaptive palette)."""
-    image_mod, _, _ = _pillow()
-    palette = [im.convert("P", palette=image_mod.Palette.ADAPTIVE, colors=255) for im in images]
+    _require_pillow()
+    from PIL import Image
+
+    palette = [im.convert("P", palette=Image.Palette.ADAPTIVE, colors=255) for im in images]
     buffer = io.BytesIO()
     palette[0].save(
         buffer,
@@ -109,13 +111,13 @@ def encode_gif(images: Sequence[Image.Image], fps: int) -> bytes:
     return buffer.getvalue()
 
 
-def encode_mp4(images: Sequence[Image.Image], fps: int) -> bytes:
+def encode_mp4(images: Sequence[Image], fps: int) -> bytes:
     """An H.264 MP4 of ``images`` (yuv420p, sizes padded to even) through imageio's ffmpeg."""
-    try:
-        import imageio.v2 as imageio
-        import imageio_ffmpeg  # noqa: F401  (the ffmpeg binary imageio writes MP4 with)
-    except ImportError as exc:
-        raise MissingExtraError("writing an MP4", "video", exc.name or "imageio_ffmpeg") from None
+    for module in ("imageio", "imageio_ffmpeg"):  # imageio_ffmpeg: the ffmpeg binary imageio writes MP4 with
+        if importlib.util.find_spec(module) is None:
+            raise MissingExtraError("writing an MP4", "video", module)
+    import imageio.v2 as imageio
+
     width, height = images[0].size
     even = (width + width % 2, height + height % 2)
     fd, name = tempfile.mkstemp(prefix="evoledger-render-", suffix=".mp4")
@@ -139,11 +141,13 @@ def encode_mp4(images: Sequence[Image.Image], fps: int) -> bytes:
 
 def trace_chart(title: str, rewards: Sequence[float], *, note: str, image_format: str) -> bytes:
     """A small chart of reward per step (bars) and return so far (line), as ``PNG`` or a one-frame ``GIF``."""
-    image_mod, draw_mod, font_mod = _pillow()
+    _require_pillow()
+    from PIL import Image, ImageDraw, ImageFont
+
     width, height = _CHART_SIZE
-    image = image_mod.new("RGB", _CHART_SIZE, (255, 255, 255))
-    draw = draw_mod.Draw(image)
-    font = font_mod.load_default_imagefont()
+    image = Image.new("RGB", _CHART_SIZE, (255, 255, 255))
+    draw = ImageDraw.Draw(image)
+    font = ImageFont.load_default_imagefont()
     draw.text((6, 3), _fit(title, width - 12), fill=(0, 0, 0), font=font)
     draw.text((6, 16), _fit(note, width - 12), fill=_AXIS, font=font)
     left, top, right, bottom = 46, 34, width - 10, height - 34
@@ -154,7 +158,7 @@ def trace_chart(title: str, rewards: Sequence[float], *, note: str, image_format
         low, high = low - 1.0, high + 1.0
 
     def y_of(value: float) -> float:
-        return bottom - (value - low) / (high - low) * (bottom - top)
+        return float(bottom - (value - low) / (high - low) * (bottom - top))
 
     draw.rectangle((left, top, right, bottom), outline=_AXIS)
     draw.line((left, y_of(0.0), right, y_of(0.0)), fill=(200, 200, 200))
@@ -174,7 +178,7 @@ def trace_chart(title: str, rewards: Sequence[float], *, note: str, image_format
     draw.text((left + 150, bottom + 17), "line: return so far", fill=_RETURN, font=font)
     buffer = io.BytesIO()
     if image_format == "GIF":
-        image.convert("P", palette=image_mod.Palette.ADAPTIVE, colors=64).save(buffer, format="GIF")
+        image.convert("P", palette=Image.Palette.ADAPTIVE, colors=64).save(buffer, format="GIF")
     else:
         image.save(buffer, format="PNG", compress_level=6)
     return buffer.getvalue()

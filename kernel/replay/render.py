@@ -25,7 +25,7 @@ import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Final, Literal, cast
+from typing import Final, Literal
 
 from evoledger.kernel.authoring import EpisodeSpec
 from evoledger.kernel.execution import EpisodeOutcome, EpisodeTask, LocalExecutor, bounded_limits
@@ -112,7 +112,7 @@ def render_format(out: Path | None, fmt: str | None) -> RenderFormat:
         raise InputError(f"format {fmt!r} is not one of: {', '.join(FORMATS)}")
     if suffix is not None and fmt is not None and suffix != fmt:
         raise InputError(f"--out {out} ends in .{suffix} but the format asked for is {fmt}; make them agree")
-    return cast(RenderFormat, suffix or fmt or "gif")
+    return suffix or fmt or "gif"
 
 
 def _bounded(name: str, value: int, low: int, high: int) -> int:

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from typing import Final, Literal, cast
+from typing import Final, Literal
 
 from evoledger.kernel.replay.execution_check import RecordedEpisode
 from evoledger.kernel.session.selectors import format_selector
@@ -55,7 +55,7 @@ def check_visibility(visibility: str) -> Visibility:
     """``visibility`` when it is ``public`` or ``all``; else an :class:`InputError` naming both."""
     if visibility not in VISIBILITIES:
         raise InputError(f"--visibility {visibility!r} is not one of: {', '.join(VISIBILITIES)}")
-    return cast(Visibility, visibility)
+    return visibility
 
 
 def visible_episodes(episodes: Sequence[RecordedEpisode], visibility: Visibility) -> list[RecordedEpisode]:
