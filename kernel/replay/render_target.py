@@ -5,8 +5,10 @@ An Episode is named the way an export's ``episode_id`` spells its middle part, `
 * ``train/submission-000002/4``: pool Episode 4 as Submission 2 ran it (``submission-000002/4`` for short, the
   Agent's own view: the Submission and the pool index it selected with ``--episodes``);
 * ``validation/submission-000003/0``, ``assessment/submission-000003/7``: host-only Episodes of a Candidate;
+* an export's ``episode_id`` (``cartpole-0/train/submission-000004/17/1@3b54855e62c3d1f0``: its Run id, attempt
+  and Event hash are not checked);
 * a trajectory digest or a prefix of it (``sha256:3f1c0e4b`` or ``3f1c0e4b``, at least 6 hex digits), as
-  ``replay --execute`` findings and the exports print it.
+  ``replay --execute`` findings print it.
 
 Training Episodes are public; Validation and Assessment Episodes are host-only and are found only with
 ``visibility="all"`` (``--visibility all``). A name that matches nothing, or matches Episodes with different
@@ -36,7 +38,11 @@ __all__ = [
 Visibility = Literal["public", "all"]
 VISIBILITIES: Final[tuple[Visibility, ...]] = ("public", "all")
 MIN_DIGEST_PREFIX: Final = 6
-_NAME: Final = re.compile(r"(?:(train|validation|assessment)/)?(submission-[0-9]{6,})/([0-9]+)").fullmatch
+_NAME: Final = re.compile(
+    r"(?:(?:[A-Za-z0-9][A-Za-z0-9._-]{0,127}/)?(train|validation|assessment)/)?"  # [RUN/]SPLIT/
+    r"(submission-[0-9]{6,})/([0-9]+)"
+    r"(?:/[0-9]+@[0-9a-f]{1,64})?"  # an export's /ATTEMPT@EVENT-HASH
+).fullmatch
 _HEX: Final = re.compile(r"(?:sha256:)?([0-9a-f]+)").fullmatch
 _LISTED: Final = 12
 """How many Submissions' Episode lists an error message spells out."""
