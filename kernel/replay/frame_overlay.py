@@ -9,6 +9,7 @@ also needs imageio with its ffmpeg binary (``pip install 'evoledger[video]'``).
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import io
 import os
@@ -24,7 +25,16 @@ from evoledger.ledger.errors import ConfigError, MissingExtraError
 if TYPE_CHECKING:
     from PIL.Image import Image
 
-__all__ = ["BAND_HEIGHT", "encode_gif", "encode_mp4", "format_action", "overlaid", "trace_chart", "trace_text"]
+__all__ = [
+    "BAND_HEIGHT",
+    "GifAnimation",
+    "Mp4Animation",
+    "format_action",
+    "overlaid",
+    "scaled_size",
+    "trace_chart",
+    "trace_text",
+]
 
 BAND_HEIGHT: Final = 13
 """Pixels of the caption band across the top of every frame."""
@@ -62,6 +72,11 @@ def _fit(text: str, pixels: int) -> str:
     return text if len(text) <= chars else text[: max(chars - 1, 1)] + "~"
 
 
+def scaled_size(raw_width: int, raw_height: int, width: int) -> tuple[int, int]:
+    """The size of a ``raw_width`` x ``raw_height`` frame drawn ``width`` pixels wide (room for two bands at least)."""
+    return width, max(round(raw_height * width / raw_width), 2 * BAND_HEIGHT + 2)
+
+
 def overlaid(frame: Frame, steps: int, width: int, *, warning: str | None = None) -> Image:
     """``frame`` scaled to ``width`` pixels (height in proportion) with its caption band drawn over the top.
 
@@ -71,7 +86,7 @@ def overlaid(frame: Frame, steps: int, width: int, *, warning: str | None = None
     from PIL import Image, ImageDraw, ImageFont
 
     height, raw_width = frame.pixels.shape[:2]
-    size = (width, max(round(height * width / raw_width), 2 * BAND_HEIGHT + 2))
+    size = scaled_size(raw_width, height, width)
     image = Image.fromarray(frame.pixels, mode="RGB")
     if image.size != size:
         resample = Image.Resampling.BOX if size[0] < raw_width else Image.Resampling.NEAREST
@@ -92,51 +107,72 @@ def overlaid(frame: Frame, steps: int, width: int, *, warning: str | None = None
     return image
 
 
-def encode_gif(images: Sequence[Image], fps: int) -> bytes:
-    """An endlessly looping GIF of ``images`` at ``fps`` frames a second (each frame its own adaptive palette)."""
-    _require_pillow()
-    from PIL import Image
+class GifAnimation:
+    """An endlessly looping GIF built frame by frame (each kept as 1 byte a pixel, with its own adaptive palette)."""
 
-    palette = [im.convert("P", palette=Image.Palette.ADAPTIVE, colors=255) for im in images]
-    buffer = io.BytesIO()
-    palette[0].save(
-        buffer,
-        format="GIF",
-        save_all=True,
-        append_images=palette[1:],
-        duration=max(round(1000 / fps), 20),
-        loop=0,
-        optimize=False,
-    )
-    return buffer.getvalue()
+    def __init__(self, fps: int) -> None:
+        _require_pillow()
+        self._fps = fps
+        self._frames: list[Image] = []
 
+    def add(self, image: Image) -> None:
+        from PIL import Image
 
-def encode_mp4(images: Sequence[Image], fps: int) -> bytes:
-    """An H.264 MP4 of ``images`` (yuv420p, sizes padded to even) through imageio's ffmpeg."""
-    for module in ("imageio", "imageio_ffmpeg"):  # imageio_ffmpeg: the ffmpeg binary imageio writes MP4 with
-        if importlib.util.find_spec(module) is None:
-            raise MissingExtraError("writing an MP4", "video", module)
-    import imageio.v2 as imageio
+        self._frames.append(image.convert("P", palette=Image.Palette.ADAPTIVE, colors=255))
 
-    width, height = images[0].size
-    even = (width + width % 2, height + height % 2)
-    fd, name = tempfile.mkstemp(prefix="evoledger-render-", suffix=".mp4")
-    os.close(fd)
-    path = Path(name)
-    try:
-        writer = imageio.get_writer(
-            path, format="FFMPEG", mode="I", fps=fps, codec="libx264", macro_block_size=1, pixelformat="yuv420p"
+    def finish(self) -> bytes:
+        buffer = io.BytesIO()
+        self._frames[0].save(
+            buffer,
+            format="GIF",
+            save_all=True,
+            append_images=self._frames[1:],
+            duration=max(round(1000 / self._fps), 20),
+            loop=0,
+            optimize=False,
         )
-        try:
-            for image in images:
-                pixels = np.zeros((even[1], even[0], 3), dtype=np.uint8)
-                pixels[:height, :width] = np.asarray(image.convert("RGB"))
-                writer.append_data(pixels)
-        finally:
-            writer.close()
-        return path.read_bytes()
-    finally:
-        path.unlink(missing_ok=True)
+        return buffer.getvalue()
+
+    def close(self) -> None:
+        self._frames.clear()
+
+
+class Mp4Animation:
+    """An H.264 MP4 (yuv420p, sizes padded to even) streamed frame by frame to imageio's ffmpeg."""
+
+    def __init__(self, fps: int) -> None:
+        for module in ("imageio", "imageio_ffmpeg"):  # imageio_ffmpeg: the ffmpeg binary imageio writes MP4 with
+            if importlib.util.find_spec(module) is None:
+                raise MissingExtraError("writing an MP4", "video", module)
+        fd, name = tempfile.mkstemp(prefix="evoledger-render-", suffix=".mp4")
+        os.close(fd)
+        self._path = Path(name)
+        self._fps = fps
+        self._writer: Any = None
+
+    def add(self, image: Image) -> None:
+        width, height = image.size
+        if self._writer is None:
+            import imageio.v2 as imageio
+
+            self._writer = imageio.get_writer(
+                self._path, format="FFMPEG", mode="I", fps=self._fps, codec="libx264", macro_block_size=1,
+                pixelformat="yuv420p",
+            )  # fmt: skip
+        pixels = np.zeros((height + height % 2, width + width % 2, 3), dtype=np.uint8)
+        pixels[:height, :width] = np.asarray(image.convert("RGB"))
+        self._writer.append_data(pixels)
+
+    def finish(self) -> bytes:
+        self._writer.close()
+        self._writer = None
+        return self._path.read_bytes()
+
+    def close(self) -> None:
+        if self._writer is not None:
+            with contextlib.suppress(Exception):
+                self._writer.close()
+        self._path.unlink(missing_ok=True)
 
 
 def trace_chart(title: str, rewards: Sequence[float], *, note: str, image_format: str) -> bytes:

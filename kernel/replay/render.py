@@ -31,7 +31,14 @@ from evoledger.kernel.authoring import EpisodeSpec
 from evoledger.kernel.execution import EpisodeOutcome, EpisodeTask, LocalExecutor, bounded_limits
 from evoledger.kernel.registry import resolve_recorded
 from evoledger.kernel.replay.execution_check import RecordedEpisode, recorded_episodes
-from evoledger.kernel.replay.frame_overlay import encode_gif, encode_mp4, overlaid, trace_chart, trace_text
+from evoledger.kernel.replay.frame_overlay import (
+    GifAnimation,
+    Mp4Animation,
+    overlaid,
+    scaled_size,
+    trace_chart,
+    trace_text,
+)
 from evoledger.kernel.replay.record import RunRecord, open_record
 from evoledger.kernel.replay.render_frames import (
     Frame,
@@ -75,6 +82,8 @@ DEFAULT_WIDTH: Final = 320
 DEFAULT_FPS: Final = 20
 MAX_BYTES: Final = 32 * 1024 * 1024
 """A render larger than this is refused (with the options that make it smaller)."""
+MAX_PIXELS: Final = 120_000_000
+"""The most pixels an animation's frames may hold in all (its frames are kept until it is encoded)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -182,24 +191,62 @@ def _write(out: Path, data: bytes) -> None:
         raise
 
 
+def _animate(
+    fmt: RenderFormat,
+    render: Callable[[Callable[[Frame], None]], int],
+    *,
+    steps: int,
+    states: int,
+    width: int,
+    fps: int,
+    warning: str | None,
+) -> tuple[bytes, int]:
+    """The animation's bytes and frame count; ``render(on_frame)`` renders the frames (raises :class:`NoRenderer`)."""
+    animation: GifAnimation | Mp4Animation | None = None
+
+    def add(frame: Frame) -> None:
+        nonlocal animation
+        if animation is None:  # the first frame tells the size of all: refuse before holding too many
+            size = scaled_size(frame.pixels.shape[1], frame.pixels.shape[0], width)
+            if states * size[0] * size[1] > MAX_PIXELS:
+                raise InputError(
+                    f"{states} frames of {size[0]}x{size[1]} pixels are over the {MAX_PIXELS} pixels a render may "
+                    "hold; lower --max-frames or --width"
+                )
+            animation = GifAnimation(fps) if fmt == "gif" else Mp4Animation(fps)
+        animation.add(overlaid(frame, steps, width, warning=warning))
+
+    try:
+        frames = render(add)
+        if animation is None:
+            raise NoRenderer("it rendered no frame")
+        return animation.finish(), frames
+    finally:
+        if animation is not None:
+            animation.close()
+
+
 def _draw(
     fmt: RenderFormat,
     title: str,
     trajectory: Trajectory,
-    frames_of: Callable[[], list[Frame]],
+    render: Callable[[Callable[[Frame], None]], int],
     *,
+    states: int,
     width: int,
     fps: int,
     warning: str | None,
 ) -> tuple[bytes, Literal["animation", "chart", "text"], int, str]:
-    """``(data, kind, frames, note)``; ``frames_of`` is a zero-argument callable giving the rendered frames."""
+    """``(data, kind, frames, note)``; ``render(on_frame)`` renders the frames of an animation."""
     if fmt == "txt":
         header = [title] + ([warning] if warning else [])
         return trace_text(header, trajectory.actions, trajectory.rewards), "text", 0, ""
     note = ""
     if fmt in ("gif", "mp4"):
         try:
-            frames = frames_of()
+            data, frames = _animate(
+                fmt, render, steps=trajectory.steps, states=states, width=width, fps=fps, warning=warning
+            )
         except NoRenderer as exc:
             if fmt == "mp4":
                 raise InputError(
@@ -208,9 +255,7 @@ def _draw(
                 ) from None
             note = f"no renderer here ({exc}): a chart of reward per step and return so far"
         else:
-            images = [overlaid(f, trajectory.steps, width, warning=warning) for f in frames]
-            data = encode_gif(images, fps) if fmt == "gif" else encode_mp4(images, fps)
-            return data, "animation", len(images), ""
+            return data, "animation", frames, ""
     chart_note = "; ".join(part for part in (warning, note or "reward per step and return so far") if part)
     return trace_chart(title, trajectory.rewards, note=chart_note, image_format=fmt.upper()), "chart", 1, note
 
@@ -278,7 +323,10 @@ def render_recorded_episode(
         chosen,
         title,
         trajectory,
-        lambda: render_frames(benchmark, spec, trajectory, ended_ok=outcome.status == "ok", wanted=wanted),
+        lambda on_frame: render_frames(
+            benchmark, spec, trajectory, ended_ok=outcome.status == "ok", wanted=wanted, on_frame=on_frame
+        ),
+        states=len(wanted),
         width=width,
         fps=fps,
         warning=warning,

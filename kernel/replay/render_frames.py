@@ -131,9 +131,16 @@ def _disagree(step: int, what: str) -> RenderMismatchError:
 
 
 def render_frames(
-    benchmark: Benchmark, spec: EpisodeSpec, trajectory: Trajectory, *, ended_ok: bool, wanted: Collection[int]
-) -> list[Frame]:
-    """The ``wanted`` states of ``trajectory`` (an Episode of ``spec``) rendered on a fresh rendering Environment.
+    benchmark: Benchmark,
+    spec: EpisodeSpec,
+    trajectory: Trajectory,
+    *,
+    ended_ok: bool,
+    wanted: Collection[int],
+    on_frame: Callable[[Frame], None],
+) -> int:
+    """Render the ``wanted`` states of ``trajectory`` (an Episode of ``spec``) on a fresh rendering Environment,
+    handing each to ``on_frame`` as it is made (none is kept here); how many were rendered.
 
     ``ended_ok``: the Episode ended without a Policy failure, so its last step's ``terminated`` is compared too.
     Raises :class:`NoRenderer` when the Benchmark cannot render here and :class:`RenderMismatchError` when the
@@ -154,7 +161,10 @@ def render_frames(
                 raise NoRenderer(f"its rendering Environment failed to reset ({_describe(exc)})") from None
             if observations and not same_observation(observation, observations[0]):
                 raise _disagree(0, "the reset observation")
-            frames = [Frame(0, _render(env), None, None, 0.0)] if 0 in wanted else []
+            frames = 0
+            if 0 in wanted:
+                on_frame(Frame(0, _render(env), None, None, 0.0))
+                frames += 1
             total = 0.0
             for t, action in enumerate(trajectory.actions):
                 try:
@@ -172,7 +182,8 @@ def render_frames(
                     raise _disagree(t + 1, "the observation")
                 total += reward
                 if t + 1 in wanted:
-                    frames.append(Frame(t + 1, _render(env), action, reward, total))
+                    on_frame(Frame(t + 1, _render(env), action, reward, total))
+                    frames += 1
             return frames
         finally:
             with contextlib.suppress(Exception):

@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 import pytest
 from evoledger.kernel.registry import BenchmarkRef
+from evoledger.kernel.replay import render as render_module
 from evoledger.kernel.replay.frame_overlay import BAND_HEIGHT
 from evoledger.kernel.replay.render import episodes_worth_rendering, render_recorded_episode
 from evoledger.kernel.replay.render_frames import RenderMismatchError
@@ -85,7 +86,9 @@ def test_cli_draws_a_cartpole_episode_that_matches_its_record(recorded_run: Path
     assert not np.array_equal(frames[1], frames[-1])  # the cart moved
 
 
-def test_frames_are_bounded_and_the_report_helper_picks_best_and_worst(recorded_run: Path, tmp_path: Path) -> None:
+def test_frames_are_bounded_and_the_report_helper_picks_best_and_worst(
+    recorded_run: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     names = episodes_worth_rendering(recorded_run, 2)
     returns = {f"train/{p['submission_id']}/{p['index']}": p["episode_return"] for p in _finished(recorded_run)}
     assert len(names) == 2
@@ -99,6 +102,11 @@ def test_frames_are_bounded_and_the_report_helper_picks_best_and_worst(recorded_
     assert len(frames) == 4
     assert frames[0].shape[1] == 96
     assert done.steps >= 3
+    monkeypatch.setattr(render_module, "MAX_PIXELS", 3 * 96 * 64)  # fewer than 4 frames of 96x64
+    big = tmp_path / "big.gif"
+    with pytest.raises(InputError, match="lower --max-frames or --width"):
+        render_recorded_episode(recorded_run, names[0], big, max_frames=4, width=96)
+    assert not big.exists()
 
 
 def test_host_only_episodes_need_visibility_all(recorded_run: Path, replay_cli, tmp_path: Path) -> None:
