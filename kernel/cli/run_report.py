@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
 
@@ -19,7 +20,16 @@ from evoledger.ledger.errors import EvoLedgerError, InputError
 from evoledger.ledger.run_files import write_file_at
 from rich.console import Console
 
-__all__ = ["REPORT_BUILDER", "audit_verdict", "leave_host_report", "report_html", "write_host_report", "write_html"]
+__all__ = [
+    "REPORT_BUILDER",
+    "RenderedFigure",
+    "audit_verdict",
+    "leave_host_report",
+    "rendered_episodes",
+    "report_html",
+    "write_host_report",
+    "write_html",
+]
 
 REPORT_BUILDER: Final = "evoledger.exporters.html_report:build_report"
 """The import string of the report builder."""
@@ -41,6 +51,36 @@ def report_html(run_dirs: Sequence[Path], *, audit: bool = True, renders: Sequen
     build = load_object(REPORT_BUILDER)
     html: str = build(list(run_dirs), audit=audit_verdict if audit else None, renders=renders)
     return html
+
+
+@dataclass(frozen=True, slots=True)
+class RenderedFigure:
+    """One rendered Episode as the report embeds it: a title, a media type and its bytes."""
+
+    title: str
+    media_type: str
+    data: bytes
+
+
+def rendered_episodes(run_dirs: Sequence[Path], count: int, *, isolation: str) -> list[RenderedFigure]:
+    """Up to ``count`` Episodes of each Run, re-executed and drawn as ``replay --render`` does (a GIF, or a reward
+    chart for a Benchmark without a renderer): the selected Candidate's best and worst public Episodes.
+
+    A re-run that differs from its record is still drawn, with a red band on every frame, and its title says so."""
+    from evoledger.kernel.replay import episodes_worth_rendering, render_recorded_episode  # only when asked for
+
+    figures: list[RenderedFigure] = []
+    for run_dir in run_dirs:
+        for name in episodes_worth_rendering(run_dir, count):
+            done = render_recorded_episode(run_dir, name, fmt="gif", isolation=isolation, strict=False)
+            facts = f"return {done.episode_return:.6g}, {done.steps} steps, {done.status}"
+            title = f"{run_dir.name}: {done.episode} ({facts})"
+            if not done.matches_recording:
+                title += ": THE RE-RUN DIFFERS FROM THE RECORD"
+            if done.note:
+                title += f"; {done.note}"
+            figures.append(RenderedFigure(title, done.media_type, done.data))
+    return figures
 
 
 def write_html(out: Path, html: str) -> None:

@@ -121,3 +121,27 @@ def test_a_link_at_out_is_replaced_not_followed(readme_main_run: MainJobRun, tmp
     assert done.exit_code == 0, done.output
     assert not out.is_symlink()
     assert target.read_text() == "keep me"
+
+
+def test_report_embeds_rendered_episodes_checked_against_their_record(
+    readme_main_run: MainJobRun, tmp_path: Path
+) -> None:
+    out = tmp_path / "drawn.html"
+    args = ["report", str(readme_main_run.run_dir), "--out", str(out), "--render-episodes", "2", "--no-isolation"]
+    done = CliRunner().invoke(cli, [*args, "--no-audit", "--json"])
+    assert done.exit_code == 0, done.output
+    rendered = json.loads(done.output)["rendered"]
+    assert len(rendered) == 2  # the selected Candidate's best and worst public Episodes
+    assert all(title.startswith(f"{readme_main_run.run_dir.name}: train/") for title in rendered), rendered
+    assert not any("DIFFERS" in title for title in rendered), rendered
+    html = out.read_text(encoding="utf-8")
+    assert html.count('src="data:image/gif;base64,') == 2
+
+
+def test_report_isolation_flags_need_render_episodes(readme_main_run: MainJobRun, tmp_path: Path) -> None:
+    done = CliRunner().invoke(
+        cli, ["report", str(readme_main_run.run_dir), "--out", str(tmp_path / "r.html"), "--no-isolation"]
+    )
+    assert done.exit_code == 2, done.output
+    assert "--render-episodes" in done.output
+    assert not (tmp_path / "r.html").exists()
