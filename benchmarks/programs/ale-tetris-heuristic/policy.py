@@ -4,14 +4,15 @@ Perception (RGB observation, no learning): the well is 10 cells wide and 22 high
 and column ``c`` is filled when the pixel at image row ``199 - 8 * (21 - r)``, column ``25 + 4 * c`` is not the
 well's grey (111, 111, 111).
 
-Each new piece (4 cells appearing in the top two rows) is located as the filled cells that are not part of the
-stack seen when it appeared. Every placement of the piece (each distinct rotation, each column) is dropped
-straight down onto that stack; full rows are cleared and the result scored by the classic hand-tuned weights
-``-0.51 * aggregate height + 0.76 * cleared rows - 0.36 * holes - 0.18 * bumpiness``. The Policy then steers: FIRE
-(rotate; released for one step between presses) until the piece's shape matches the chosen rotation, LEFT or RIGHT
-until its leftmost column matches, then DOWN until the next piece appears. It is closed-loop, so sticky actions
-(an action repeated with probability 0.25) only delay it. With the RAM observation (``--set obs_type=ram``) it has no
-board to read and plays NOOP.
+Each new piece (4 cells appearing in the top two rows, or beside the stack the previous piece was expected to leave)
+is located as the filled cells that are not part of the stack. Every placement of the piece (each distinct rotation,
+each column) is dropped straight down onto that stack; full rows are cleared and the result scored by the classic
+hand-tuned weights ``-0.51 * aggregate height + 0.76 * cleared rows - 0.36 * holes - 0.18 * bumpiness``. The
+Policy then steers, closed-loop, at every step while the piece falls: FIRE (rotate) until the piece's shape matches
+the chosen rotation, LEFT or RIGHT until its leftmost column matches, else DOWN. A NOOP follows every FIRE, LEFT and
+RIGHT (a held FIRE rotates once, and a move shows on screen a step late), so sticky actions and the display delay
+only slow it down. It clears about 118 rows in about 5,750 steps, where NOOP clears none. With the RAM observation
+(``--set observation=ram``) it has no board to read and plays NOOP.
 """
 
 from typing import Any
