@@ -82,7 +82,8 @@ class TetrisConfig(GymConfig):
 def read_well(screen: Any) -> np.ndarray[Any, np.dtype[np.bool_]]:
     """The well read from an RGB screen: ``[22, 10]`` booleans, row 0 at the top, True where a cell is filled."""
     pixels = np.asarray(screen)[_ROW_PIXELS][:, _COLUMN_PIXELS]
-    return ~np.all(pixels == _GREY, axis=-1)
+    empty: np.ndarray[Any, np.dtype[np.bool_]] = np.all(pixels == _GREY, axis=-1)
+    return ~empty
 
 
 def _well_rows(screen: Any) -> list[str] | None:
