@@ -104,8 +104,13 @@ SCENARIOS: Final = (
              "room by moving left and right: +1 per step alive", ("move_left", "move_right")),
 )  # fmt: skip
 
-HEURISTICS: Final = frozenset({"basic", "defend-center", "health-gathering", "take-cover"})
-"""The scenarios that ship a heuristic Program (``vizdoom-<task>-heuristic``); every one shares the no-op baseline."""
+HEURISTICS: Final = {
+    "basic": "vizdoom-basic-heuristic",
+    "defend-center": "vizdoom-defend-center-heuristic",
+    "health-gathering": "vizdoom-health-gathering-heuristic",
+    "health-gathering-supreme": "vizdoom-health-gathering-heuristic",
+}
+"""The scenarios that ship a heuristic Program, and which; every scenario shares the no-op ``vizdoom-baseline``."""
 
 _EVIDENCE: Final = VisualEvidence(episodes=2, frames=12, tile_width=160, max_steps=5_000, max_seconds=20.0)
 """Contact sheets of two training Episodes per Feedback, rendered by the engine in the Host (software, no GL)."""
@@ -126,14 +131,21 @@ class VizdoomBenchmark(GymBenchmark):
         _load_vizdoom()
         return super()._make_gym_env(**overrides)
 
+    def start_episode(self, env: Any, info: Mapping[str, Any], totals: dict[str, Any]) -> None:
+        totals["variables"] = {}
+
     def simulation_metrics(self, step: GymStep) -> dict[str, float]:
-        metrics = {"dead": 1.0 if step.env.game.is_player_dead() else 0.0}
+        """``dead`` and the game variables; at the Episode's end (whose observation vizdoom fills with zeros) the
+        last values seen."""
         observation = step.observation
         values = observation.get("gamevariables") if isinstance(observation, Mapping) else None
-        if values is not None:
-            for name, value in zip(self._scenario.variables, np.asarray(values).tolist(), strict=False):
-                metrics[name.lower()] = float(value)
-        return metrics
+        ended = step.terminated or step.truncated
+        if values is not None and not ended:
+            step.totals["variables"] = {
+                name.lower(): float(value)
+                for name, value in zip(self._scenario.variables, np.asarray(values).tolist(), strict=False)
+            }
+        return {"dead": 1.0 if step.env.game.is_player_dead() else 0.0, **step.totals["variables"]}
 
     def outcome(self, record: EpisodeRecord) -> str:
         if record.final_metrics.get("dead", 0.0) >= 0.5:
@@ -196,7 +208,7 @@ def _build(scenario: Scenario, config: Mapping[str, Any]) -> VizdoomBenchmark:
     )
     programs = BenchmarkPrograms(
         baseline=PROGRAMS_DIR / "vizdoom-baseline",
-        heuristic=PROGRAMS_DIR / f"vizdoom-{scenario.task}-heuristic" if scenario.task in HEURISTICS else None,
+        heuristic=PROGRAMS_DIR / HEURISTICS[scenario.task] if scenario.task in HEURISTICS else None,
     )
     task = GymTask(
         benchmark_id=scenario.name,
