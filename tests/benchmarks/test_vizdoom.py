@@ -133,11 +133,11 @@ def test_the_spec_and_the_step_limit_setting() -> None:
 
 
 def test_feedback_says_who_died_who_finished_and_what_was_left() -> None:
-    basic = default_registry().make("vizdoom/basic")
+    basic = BENCHMARKS["vizdoom/basic"]()
     heuristic = benchmark_programs(basic).heuristic
     assert heuristic is not None
     (shot,) = play(basic, heuristic)  # aims at the monster and kills it within a few dozen steps
-    cover = default_registry().make("vizdoom/take-cover")
+    cover = BENCHMARKS["vizdoom/take-cover"]()
     (hit,) = play(cover, benchmark_programs(cover).baseline)  # standing still, the fireballs kill it
     assert shot.episode_return > 0
     assert basic.outcome(shot) == "finished"
@@ -150,7 +150,7 @@ def test_feedback_says_who_died_who_finished_and_what_was_left() -> None:
 
 
 def test_a_timed_out_episode_keeps_its_last_game_variables() -> None:
-    basic = default_registry().make("vizdoom/basic", {"max_episode_steps": 20})
+    basic = BENCHMARKS["vizdoom/basic"](max_episode_steps=20)
     (idle,) = play(basic, benchmark_programs(basic).baseline)
     assert idle.steps == 20
     assert basic.outcome(idle) == "timed_out"
