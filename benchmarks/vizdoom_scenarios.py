@@ -4,7 +4,9 @@ Needs the ``vizdoom`` extra (``pip install 'evoledger[vizdoom]'``); this module 
 are listed without it and every factory checks the extra first. The scenario configurations and WADs ship in the
 vizdoom wheel (Freedoom-based); the commercial Doom / Doom II IWADs are not used, and no WAD or configuration path is
 a setting. The Environments are vizdoom's own gymnasium ones (``Vizdoom<Scenario>-v1``, one engine tic per step,
-at most one button per step), rendered in software (no display, no OpenGL).
+at most one button per step), rendered in software (no display, no OpenGL). The engine reads no configuration file
+(``_vizdoom.ini``) here, but it still creates an empty ``_vizdoom/`` folder in the working directory of the process
+that runs the Environment (a path compiled into it).
 
 **Observation** (a dict, as vizdoom gives it): ``screen`` uint8 ``[240, 320, 3]`` (RGB, the player's view);
 ``gamevariables`` float32 ``[k]`` where the scenario has game variables (named in the spec's description and
@@ -28,6 +30,7 @@ Episodes (visual evidence).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -129,7 +132,9 @@ class VizdoomBenchmark(GymBenchmark):
 
     def _make_gym_env(self, **overrides: Any) -> Any:
         _load_vizdoom()
-        return super()._make_gym_env(**overrides)
+        env = super()._make_gym_env(**overrides)
+        env.unwrapped.game.set_doom_config_path(os.devnull)  # else the engine writes _vizdoom.ini into the cwd
+        return env
 
     def start_episode(self, env: Any, info: Mapping[str, Any], totals: dict[str, Any]) -> None:
         totals["variables"] = {}
