@@ -124,9 +124,8 @@ class TetrisBenchmark(GymBenchmark):
             notes["rows_per_1000_steps"] = 1000.0 * float(record.episode_return) / record.steps
         trajectory = record.trajectory
         if trajectory is not None and trajectory.actions:
-            counts = np.bincount(
-                [a for a in trajectory.actions if isinstance(a, int) and 0 <= a < len(ACTIONS)], minlength=len(ACTIONS)
-            )
+            chosen = [a for a in trajectory.actions if isinstance(a, int) and 0 <= a < len(ACTIONS)]
+            counts = np.bincount(np.asarray(chosen, dtype=np.int64), minlength=len(ACTIONS))
             for name, count in zip(ACTIONS, counts, strict=True):
                 notes[f"{name}_share"] = float(count) / len(trajectory.actions)
         return notes

@@ -169,7 +169,7 @@ class VizdoomBenchmark(GymBenchmark):
         actions = self.task.metadata.get("actions")
         if trajectory is not None and trajectory.actions and isinstance(actions, list):
             chosen = [a for a in trajectory.actions if isinstance(a, int) and 0 <= a < len(actions)]
-            counts = np.bincount(chosen, minlength=len(actions)) if chosen else np.zeros(len(actions))
+            counts = np.bincount(np.asarray(chosen, dtype=np.int64), minlength=len(actions))
             for name, count in zip(actions, counts, strict=True):
                 notes[f"{name}_share"] = float(count) / len(trajectory.actions)
         return notes
