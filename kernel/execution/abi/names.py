@@ -13,8 +13,8 @@ Program (its family section of that project's catalogue):
 * ``grid``: a Discrete grid state as ``state``, ``row``, ``column`` and ``tile`` (FrozenLake, from the map in the
   environment parameters);
 * ``tensors``: arrays as ``TensorValue``, dicts as dicts of their converted values, ints, floats and strings as they
-  are (MiniGrid and BabyAI: ``image`` uint8 [7,7,3], ``direction``, ``mission``; CarRacing and Crafter RGB images;
-  HighwayEnv tensors and goal dicts);
+  are (MiniGrid and BabyAI: ``image`` uint8 [7,7,3], ``direction``, ``mission``; CarRacing, Crafter and ALE Tetris
+  RGB images; HighwayEnv tensors and goal dicts; ViZDoom's ``screen``, ``gamevariables``, ``audio``, ``notifications``);
 * ``json``: JSON-like values as plain data, numpy arrays as nested lists (the AtCoder contests: dicts of ints, lists
   and ``None``; AHC057's positions, velocities and components as the lists EvoPolicyGym gives).
 
@@ -75,11 +75,13 @@ _BY_NAME: Final[dict[str, ObservationEncoding]] = {
     "toy-text/frozen-lake-8x8": _GRID,
     "box2d/car-racing": _TENSORS,
     "crafter/achievement-score": _TENSORS,
+    "ale/tetris": _TENSORS,
 }
 _BY_FAMILY: Final[dict[str, ObservationEncoding]] = {
     "minigrid/": _TENSORS,
     "babyai/": _TENSORS,
     "highway/": _TENSORS,
+    "vizdoom/": _TENSORS,
     "atcoder/": ObservationEncoding("json"),
 }
 

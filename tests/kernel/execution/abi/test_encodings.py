@@ -57,6 +57,8 @@ def _is_policy_value(value: Any, tensor_type: type) -> bool:
         ("highway/parking", {"observation": ("float64", (6,))}),
         ("box2d/car-racing", ("uint8", (96, 96, 3))),
         ("crafter/achievement-score", ("uint8", (64, 64, 3))),
+        ("ale/tetris", ("uint8", (210, 160, 3))),
+        ("vizdoom/basic", {"screen": ("uint8", (240, 320, 3)), "gamevariables": ("float32", (1,))}),
         ("babyai/go-to-red-ball", {"image": ("uint8", (7, 7, 3)), "direction": int, "mission": str}),
     ],
     ids=lambda value: value if isinstance(value, str) else "",
