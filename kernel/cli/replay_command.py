@@ -284,6 +284,7 @@ def _render(
         f"{done.episode_return:.6g}, {markup(done.status)}); re-executed trajectory {done.trajectory_digest} matches "
         "the record",
         highlight=False,
+        soft_wrap=True,  # a path is never broken across lines
     )
     if done.note:
         Console().print(f"[yellow]note[/yellow]: {markup(done.note)}", highlight=False)

@@ -81,5 +81,7 @@ def report_command(
         echo_json({**written, "rendered": [figure.title for figure in renders]})
     else:
         Console().print(
-            f"wrote {markup(out)} ({len(run_dirs)} Run{'s' if len(run_dirs) != 1 else ''})", highlight=False
+            f"wrote {markup(out)} ({len(run_dirs)} Run{'s' if len(run_dirs) != 1 else ''})",
+            highlight=False,
+            soft_wrap=True,  # a path is never broken across lines
         )
