@@ -301,5 +301,13 @@ def make_ahc057(**config: Any) -> ContestBenchmark:
 
 BENCHMARKS = {NAME: make_ahc057}
 
-CATALOG = (CatalogEntry(NAME, "atcoder", "AtCoder AHC057 A Molecules (numpy simulator); log total bond cost"),)
-"""The catalogue row (family ``atcoder``, no extra)."""
+CATALOG = (
+    CatalogEntry(
+        NAME,
+        "atcoder",
+        "AtCoder AHC057 A Molecules (numpy simulator); log total bond cost",
+        default_limits={"act_timeout_seconds": 10.0},
+    ),
+)
+"""The catalogue row (family ``atcoder``, no extra). A Program plans on the first observation, which holds the whole
+case: ``run`` and ``evaluate`` give each ``act`` 10 s unless ``--act-timeout`` says otherwise."""

@@ -263,6 +263,8 @@ CATALOG = (
         "codechef",
         "CodeChef WAREHOUS Warehouseman (pure-Python simulator): store and retrieve shipments in one instruction "
         "string; minimize its normalized length",
+        default_limits={"act_timeout_seconds": 60.0},
     ),
 )
-"""The catalogue row (family ``codechef``, no extra)."""
+"""The catalogue row (family ``codechef``, no extra). The Episode is one ``act`` that solves the whole case: ``run``
+and ``evaluate`` give it 60 s unless ``--act-timeout`` says otherwise."""

@@ -7,7 +7,7 @@ family, installed or not. The module therefore declares, next to its ``BENCHMARK
 * one :class:`Extra` per optional dependency set, whose :meth:`Extra.require` the factories call first (it raises
   :class:`~evoledger.ledger.errors.MissingExtraError`, a one-line error with the exact install command), and
 * ``CATALOG``: one :class:`CatalogEntry` per registered name, holding the facts a listing shows without building
-  the Benchmark.
+  the Benchmark, and the Policy limits its Programs need where a command line sets none (``default_limits``).
 
 The heavy package (``mujoco``, ``minigrid``, ...) is imported inside the factory, after ``require()``.
 """
@@ -15,7 +15,8 @@ The heavy package (``mujoco``, ``minigrid``, ...) is imported inside the factory
 from __future__ import annotations
 
 import importlib.util
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from evoledger.ledger.errors import MissingExtraError
 
@@ -72,3 +73,8 @@ class CatalogEntry:
     """The optional extra the Benchmark needs, or ``None`` when the core install runs it."""
     aliases: tuple[str, ...] = ()
     """Older names that resolve to this one."""
+    default_limits: Mapping[str, float] = field(default_factory=dict, hash=False)
+    """Policy limits (``PolicyLimits`` field names, e.g. ``{"act_timeout_seconds": 60.0}``) that ``evoledger run`` and
+    ``evaluate`` use for this Benchmark where the command line gives none (a contest whose one ``act`` solves the
+    whole case needs more than the usual 2 s). Recorded in the Run's config like any limit; the Python API's
+    ``RunConfig`` and ``EvaluationConfig`` keep their own defaults."""

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import click
+from evoledger.kernel.cli.benchmark_limits import apply_benchmark_limits
 from evoledger.kernel.cli.config_options import (
     POLICY_LIMIT_FLAGS,
     config_option_decorator,
@@ -21,7 +22,7 @@ from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_o
 from evoledger.kernel.cli.options import echo_json, parse_config_pairs
 from evoledger.kernel.cli.progress import bar, note, step, verbosity_options
 from evoledger.kernel.evaluation import EpisodeResult, EvaluationConfig, EvaluationResult, evaluate
-from evoledger.kernel.execution import LocalExecutor, resolve_isolation
+from evoledger.kernel.execution import LocalExecutor, PolicyLimits, resolve_isolation
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 
 if TYPE_CHECKING:
@@ -134,6 +135,10 @@ def evaluate_command(
         from rich.console import Console
 
         default_registry().factory(benchmark)  # loads the Benchmarks' modules; an unknown name fails here
+    limits = config.limits.model_dump()
+    own_limits = apply_benchmark_limits(benchmark, limits, click.get_current_context())  # the tasks' limits only
+    if own_limits:
+        config = config.model_copy(update={"limits": PolicyLimits.model_validate(limits)})
     built, program = None, program_dir
     if program is None:  # built here to find its starting Program, then handed on: never built twice
         built = default_registry().make(benchmark, ref.config)
@@ -142,6 +147,8 @@ def evaluate_command(
     console = Console(stderr=True)
     if not as_json:  # JSON output stays one document; the record keeps the isolation used
         note(console, f"isolation: {chosen.describe()}")
+        if own_limits:
+            note(console, f"limits: {', '.join(own_limits)} ({benchmark}'s own defaults; a flag overrides them)")
     with bar(console, as_json=as_json, info="last") as progress:
         task = progress.add_task("evaluating", total=config.episodes, last="")
 

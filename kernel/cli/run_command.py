@@ -9,6 +9,7 @@ import click
 from evoledger.kernel.agents.registry import check_agent_program, make_agent
 from evoledger.kernel.agents.sandbox import resolve_agent_isolation
 from evoledger.kernel.cli.agent_options import AGENT_OPTION_FIELDS, agent_option_flag, apply_agent_options
+from evoledger.kernel.cli.benchmark_limits import apply_benchmark_limits
 from evoledger.kernel.cli.config_options import (
     POLICY_LIMIT_FLAGS,
     config_option_decorator,
@@ -90,6 +91,7 @@ def run_command(
     """
     values = config_values(RUN_OPTIONS, config_args)
     values["agent"] = apply_agent_options(values["agent"], agent_options)
+    own_limits = apply_benchmark_limits(benchmark, values["limits"], click.get_current_context())
     isolation = resolve_isolation(values["isolation"])  # ConfigError (with the install hint) for unusable bwrap
     agent_isolation = resolve_agent_isolation(values["agent_isolation"])  # likewise for --agent-isolation bwrap
     config = RunConfig.model_validate(
@@ -115,6 +117,8 @@ def run_command(
         note(console, f"seed {seed_line(config.seed)}")
         note(console, f"isolation: {isolation.describe()}")
         note(console, f"agent isolation: {agent_isolation.describe()}")
+        if own_limits:
+            note(console, f"limits: {', '.join(own_limits)} ({benchmark}'s own defaults; a flag overrides them)")
     with bar(console, as_json=as_json) as progress:
         judging = judging_text(config.validation.episodes, config.candidate_limit, config.assessment.episodes)
         _update = run_watcher(progress, console, judging=judging)
