@@ -45,7 +45,17 @@ from dataclasses import dataclass, field
 from typing import Any, Final, NamedTuple, Protocol
 
 import numpy as np
-from evoledger.kernel.authoring import Artifact, EpisodeRecord, EpisodeSpec, Feedback, Step
+from evoledger.kernel.authoring import (
+    Artifact,
+    EpisodeRecord,
+    EpisodeSpec,
+    Feedback,
+    NotAFrame,
+    Step,
+    plain_value,
+    rgb_frame,
+    same_observation,
+)
 from evoledger.ledger.errors import ConfigError
 
 __all__ = [
@@ -63,8 +73,6 @@ MAX_EPISODES: Final = 8
 """The most Episodes one Feedback may render."""
 MAX_SHEET_BYTES: Final = 2 * 1024 * 1024
 """A sheet larger than this is left out with a note."""
-MAX_FRAME_PIXELS: Final = 4096 * 4096
-"""A rendered frame larger than this is refused (the renderer is misconfigured)."""
 _CAPTION_LINE: Final = 12
 _CHAR_WIDTH: Final = 6
 _HEADER: Final = 16
@@ -155,45 +163,15 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:160]}" if text else type(exc).__name__
 
 
-def _plain(value: Any) -> Any:
-    """A JSON-like form of an observation (arrays as lists, tuples as lists, keys as str) for comparisons."""
-    if isinstance(value, np.ndarray | np.generic):
-        return value.tolist()
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
-def _same_observation(produced: Any, recorded: Any) -> bool:
-    try:
-        left, right = np.asarray(produced), np.asarray(recorded)
-        if left.dtype.kind in "biuf" and right.dtype.kind in "biuf":
-            return left.shape == right.shape and bool(np.array_equal(left.astype(np.float64), right.astype(np.float64)))
-    except (TypeError, ValueError):
-        pass
-    return bool(_plain(produced) == _plain(recorded))
-
-
-def _rgb(frame: Any) -> np.ndarray[Any, np.dtype[np.uint8]]:
-    if not isinstance(frame, np.ndarray):
-        raise _NoRenderer(f"render() returned {type(frame).__name__}, not an RGB array")
-    if frame.ndim == 2:
-        frame = np.stack([frame] * 3, axis=-1)
-    if frame.ndim != 3 or frame.shape[2] not in (3, 4) or frame.dtype != np.uint8 or frame.size == 0:
-        raise _NoRenderer(f"render() returned an array of shape {frame.shape} and dtype {frame.dtype}, not HxWx3 uint8")
-    if frame.shape[0] * frame.shape[1] > MAX_FRAME_PIXELS:
-        raise _NoRenderer(f"render() returned a {frame.shape[1]}x{frame.shape[0]} frame; the limit is 4096x4096")
-    return np.ascontiguousarray(frame[:, :, :3])
-
-
 def _render(env: RenderingEnvironment) -> np.ndarray[Any, np.dtype[np.uint8]]:
     try:
         frame = env.render()
     except Exception as exc:  # any renderer failure (no GL, no display, ...) means: no frames here
         raise _NoRenderer(_describe(exc)) from None
-    return _rgb(frame)
+    try:
+        return rgb_frame(frame)
+    except NotAFrame as exc:
+        raise _NoRenderer(str(exc)) from None
 
 
 def _resimulate(
@@ -213,7 +191,7 @@ def _resimulate(
         observation = env.reset()
     except Exception as exc:
         return f"not rendered: re-simulating its reset failed ({_describe(exc)})"
-    if observations and not _same_observation(observation, observations[0]):
+    if observations and not same_observation(observation, observations[0]):
         return disagree.format(0)
     frames = [_Frame(0, _render(env), None, None, 0.0)] if 0 in wanted else []
     total = 0.0
@@ -231,7 +209,7 @@ def _resimulate(
         if last and record.status == "ok" and step.terminated != trajectory.terminated:
             return disagree.format(t + 1)
         shown = t + 1 in wanted or t + 1 == trajectory.steps
-        if shown and t + 1 < len(observations) and not _same_observation(step.observation, observations[t + 1]):
+        if shown and t + 1 < len(observations) and not same_observation(step.observation, observations[t + 1]):
             return disagree.format(t + 1)
         total += float(step.reward)
         if t + 1 in wanted:
@@ -240,7 +218,7 @@ def _resimulate(
 
 
 def _format_action(action: Any, width: int) -> str:
-    value = _plain(action)
+    value = plain_value(action)
     if isinstance(value, float):
         text = f"{value:.3g}"
     elif isinstance(value, list) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
         Retention,
         Trajectory,
     )
+    from evoledger.kernel.authoring.frames import MAX_FRAME_PIXELS, NotAFrame, plain_value, rgb_frame, same_observation
     from evoledger.kernel.authoring.json_space import JsonSpace
     from evoledger.kernel.authoring.seeds import derive_seed
     from evoledger.kernel.authoring.spaces import describe_space
@@ -60,6 +61,7 @@ if TYPE_CHECKING:
 __all__ = [
     "CONFORMANCE_CODES",
     "FAILURE_CODES",
+    "MAX_FRAME_PIXELS",
     "SPLITS",
     "Artifact",
     "Benchmark",
@@ -78,6 +80,7 @@ __all__ = [
     "FeedbackError",
     "InvalidAction",
     "JsonSpace",
+    "NotAFrame",
     "Retention",
     "ScoreDirection",
     "ScoreRule",
@@ -90,6 +93,9 @@ __all__ = [
     "derive_seed",
     "describe_space",
     "parameters_digest",
+    "plain_value",
+    "rgb_frame",
+    "same_observation",
     "score_episodes",
     "score_of",
     "starting_program",
@@ -105,6 +111,11 @@ _LAZY: Final = {
     "parameters_digest": "evoledger.kernel.authoring.benchmark",
     "score_of": "evoledger.kernel.authoring.benchmark",
     "CatalogEntry": "evoledger.kernel.authoring.catalog",
+    "MAX_FRAME_PIXELS": "evoledger.kernel.authoring.frames",
+    "NotAFrame": "evoledger.kernel.authoring.frames",
+    "plain_value": "evoledger.kernel.authoring.frames",
+    "rgb_frame": "evoledger.kernel.authoring.frames",
+    "same_observation": "evoledger.kernel.authoring.frames",
     "Extra": "evoledger.kernel.authoring.catalog",
     "CONFORMANCE_CODES": "evoledger.kernel.authoring.conformance",
     "ConformanceError": "evoledger.kernel.authoring.conformance",

@@ -16,18 +16,16 @@ from __future__ import annotations
 import contextlib
 import inspect
 import warnings
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any
 
 import numpy as np
-from evoledger.kernel.authoring import Benchmark, EpisodeSpec
+from evoledger.kernel.authoring import Benchmark, EpisodeSpec, NotAFrame, rgb_frame, same_observation
 from evoledger.ledger.errors import EvoLedgerError
 from evoledger.ledger.trajectories import Trajectory
 
-__all__ = ["Frame", "NoRenderer", "RenderMismatchError", "render_frames", "same_observation", "sample_states"]
-
-MAX_FRAME_PIXELS: Final = 4096 * 4096
+__all__ = ["Frame", "NoRenderer", "RenderMismatchError", "render_frames", "sample_states"]
 
 
 class RenderMismatchError(EvoLedgerError):
@@ -71,45 +69,15 @@ def _describe(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:200]}" if text else type(exc).__name__
 
 
-def _plain(value: Any) -> Any:
-    if isinstance(value, np.ndarray | np.generic):
-        return value.tolist()
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    return value
-
-
-def same_observation(produced: Any, recorded: Any) -> bool:
-    """Whether two observations are equal as recorded values (arrays by value, containers element-wise)."""
-    try:
-        left, right = np.asarray(produced), np.asarray(recorded)
-        if left.dtype.kind in "biuf" and right.dtype.kind in "biuf":
-            return left.shape == right.shape and bool(np.array_equal(left.astype(np.float64), right.astype(np.float64)))
-    except (TypeError, ValueError):
-        pass
-    return bool(_plain(produced) == _plain(recorded))
-
-
-def _rgb(frame: Any) -> np.ndarray[Any, np.dtype[np.uint8]]:
-    if not isinstance(frame, np.ndarray):
-        raise NoRenderer(f"its render() returned {type(frame).__name__}, not an RGB array")
-    if frame.ndim == 2:
-        frame = np.stack([frame] * 3, axis=-1)
-    if frame.ndim != 3 or frame.shape[2] not in (3, 4) or frame.dtype != np.uint8 or frame.size == 0:
-        raise NoRenderer(f"its render() returned an array of shape {frame.shape} ({frame.dtype}), not HxWx3 uint8")
-    if frame.shape[0] * frame.shape[1] > MAX_FRAME_PIXELS:
-        raise NoRenderer(f"its render() returned a {frame.shape[1]}x{frame.shape[0]} frame (limit 4096x4096)")
-    return np.ascontiguousarray(frame[:, :, :3])
-
-
 def _render(env: Any) -> np.ndarray[Any, np.dtype[np.uint8]]:
     try:
         frame = env.render()
     except Exception as exc:  # no display, no GL, no pygame: no frames here
         raise NoRenderer(f"its render() failed ({_describe(exc)})") from None
-    return _rgb(frame)
+    try:
+        return rgb_frame(frame)
+    except NotAFrame as exc:
+        raise NoRenderer(f"its {exc}") from None
 
 
 def _opener(benchmark: Benchmark) -> Callable[[EpisodeSpec], Any]:
