@@ -46,13 +46,15 @@ from typing import Any, Final, NamedTuple, Protocol
 
 import numpy as np
 from evoledger.kernel.authoring import (
+    CAPTION_CHAR_WIDTH,
     Artifact,
     EpisodeRecord,
     EpisodeSpec,
     Feedback,
     NotAFrame,
     Step,
-    plain_value,
+    action_caption,
+    fit_caption,
     rgb_frame,
     same_observation,
 )
@@ -74,7 +76,6 @@ MAX_EPISODES: Final = 8
 MAX_SHEET_BYTES: Final = 2 * 1024 * 1024
 """A sheet larger than this is left out with a note."""
 _CAPTION_LINE: Final = 12
-_CHAR_WIDTH: Final = 6
 _HEADER: Final = 16
 _PAD: Final = 2
 _BACKGROUND: Final = (24, 24, 24)
@@ -217,22 +218,6 @@ def _resimulate(
     return frames
 
 
-def _format_action(action: Any, width: int) -> str:
-    value = plain_value(action)
-    if isinstance(value, float):
-        text = f"{value:.3g}"
-    elif isinstance(value, list) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
-        text = "[" + ",".join(f"{v:.2f}" if isinstance(v, float) else str(v) for v in value) + "]"
-    else:
-        text = str(value).replace(" ", "")
-    return text if len(text) <= width else text[: max(width - 1, 1)] + "~"
-
-
-def _fit(text: str, pixels: int) -> str:
-    chars = max(pixels // _CHAR_WIDTH, 1)
-    return text if len(text) <= chars else text[: max(chars - 1, 1)] + "~"
-
-
 def _sheet(record: EpisodeRecord, frames: Sequence[_Frame], settings: VisualEvidence) -> bytes:
     from PIL import Image, ImageDraw, ImageFont
 
@@ -246,7 +231,7 @@ def _sheet(record: EpisodeRecord, frames: Sequence[_Frame], settings: VisualEvid
     draw = ImageDraw.Draw(sheet)
     font = ImageFont.load_default_imagefont()
     header = f"episode {record.index} | {record.status} | return {record.episode_return:.4g} | {record.steps} steps"
-    draw.text((_PAD, 2), _fit(header, sheet.width - 2 * _PAD), fill=_TEXT, font=font)
+    draw.text((_PAD, 2), fit_caption(header, sheet.width - 2 * _PAD), fill=_TEXT, font=font)
     for position, frame in enumerate(frames):
         x = (position % cols) * cell_w + _PAD
         y = _HEADER + (position // cols) * cell_h + _PAD
@@ -257,9 +242,11 @@ def _sheet(record: EpisodeRecord, frames: Sequence[_Frame], settings: VisualEvid
         first = f"t={frame.step} R={frame.episode_return:.4g}"
         second = "reset" if frame.reward is None else f"r={frame.reward:.3g} a="
         if frame.reward is not None:
-            second += _format_action(frame.action, max((tile_w - len(second) * _CHAR_WIDTH) // _CHAR_WIDTH, 1))
-        draw.text((x, y + tile_h + 1), _fit(first, tile_w), fill=_TEXT, font=font)
-        draw.text((x, y + tile_h + 1 + _CAPTION_LINE), _fit(second, tile_w), fill=_TEXT, font=font)
+            second += action_caption(
+                frame.action, max((tile_w - len(second) * CAPTION_CHAR_WIDTH) // CAPTION_CHAR_WIDTH, 1)
+            )
+        draw.text((x, y + tile_h + 1), fit_caption(first, tile_w), fill=_TEXT, font=font)
+        draw.text((x, y + tile_h + 1 + _CAPTION_LINE), fit_caption(second, tile_w), fill=_TEXT, font=font)
     buffer = io.BytesIO()
     sheet.save(buffer, format="PNG", compress_level=6)
     return buffer.getvalue()

@@ -52,13 +52,23 @@ if TYPE_CHECKING:
         Retention,
         Trajectory,
     )
-    from evoledger.kernel.authoring.frames import MAX_FRAME_PIXELS, NotAFrame, plain_value, rgb_frame, same_observation
+    from evoledger.kernel.authoring.frames import (
+        CAPTION_CHAR_WIDTH,
+        MAX_FRAME_PIXELS,
+        NotAFrame,
+        action_caption,
+        fit_caption,
+        plain_value,
+        rgb_frame,
+        same_observation,
+    )
     from evoledger.kernel.authoring.json_space import JsonSpace
     from evoledger.kernel.authoring.seeds import derive_seed
     from evoledger.kernel.authoring.spaces import describe_space
     from evoledger.projections.scoring import ScoreRule, score_episodes
 
 __all__ = [
+    "CAPTION_CHAR_WIDTH",
     "CONFORMANCE_CODES",
     "FAILURE_CODES",
     "MAX_FRAME_PIXELS",
@@ -87,11 +97,13 @@ __all__ = [
     "Split",
     "Step",
     "Trajectory",
+    "action_caption",
     "benchmark_programs",
     "check_benchmark",
     "check_episode_request",
     "derive_seed",
     "describe_space",
+    "fit_caption",
     "parameters_digest",
     "plain_value",
     "rgb_frame",
@@ -111,7 +123,10 @@ _LAZY: Final = {
     "parameters_digest": "evoledger.kernel.authoring.benchmark",
     "score_of": "evoledger.kernel.authoring.benchmark",
     "CatalogEntry": "evoledger.kernel.authoring.catalog",
+    "CAPTION_CHAR_WIDTH": "evoledger.kernel.authoring.frames",
     "MAX_FRAME_PIXELS": "evoledger.kernel.authoring.frames",
+    "action_caption": "evoledger.kernel.authoring.frames",
+    "fit_caption": "evoledger.kernel.authoring.frames",
     "NotAFrame": "evoledger.kernel.authoring.frames",
     "plain_value": "evoledger.kernel.authoring.frames",
     "rgb_frame": "evoledger.kernel.authoring.frames",

@@ -1,9 +1,10 @@
-"""Frames from an Environment's renderer, and re-simulated observations checked against recorded ones.
+"""Frames from an Environment's renderer, re-simulated observations checked against recorded ones, and captions.
 
 Both the Feedback's contact sheets (``benchmarks/visual_evidence.py``) and ``evoledger replay --render``
 (``kernel/replay/render_frames.py``) step a Host-side Environment, made with ``render_mode="rgb_array"``, through
 recorded actions: each frame must be an RGB array of bounded size (:func:`rgb_frame`), and the re-simulation is only
-trusted while its observations equal the recorded ones (:func:`same_observation`).
+trusted while its observations equal the recorded ones (:func:`same_observation`). Both caption frames in Pillow's
+default bitmap font, :data:`CAPTION_CHAR_WIDTH` pixels a character (:func:`action_caption`, :func:`fit_caption`).
 """
 
 from __future__ import annotations
@@ -13,10 +14,21 @@ from typing import Any, Final
 
 import numpy as np
 
-__all__ = ["MAX_FRAME_PIXELS", "NotAFrame", "plain_value", "rgb_frame", "same_observation"]
+__all__ = [
+    "CAPTION_CHAR_WIDTH",
+    "MAX_FRAME_PIXELS",
+    "NotAFrame",
+    "action_caption",
+    "fit_caption",
+    "plain_value",
+    "rgb_frame",
+    "same_observation",
+]
 
 MAX_FRAME_PIXELS: Final = 4096 * 4096
 """The largest frame accepted from a renderer, in pixels."""
+CAPTION_CHAR_WIDTH: Final = 6
+"""Pixels per character of Pillow's default bitmap font, which captions are drawn in."""
 
 
 class NotAFrame(ValueError):
@@ -69,3 +81,28 @@ def same_observation(produced: Any, recorded: Any) -> bool:
     except (TypeError, ValueError):
         pass
     return bool(plain_value(produced) == plain_value(recorded))
+
+
+def action_caption(action: Any, width: int) -> str:
+    """A short text form of an action, at most ``width`` characters (floats to 3 significant digits, vectors of
+    numbers with 2 decimals, anything else as its text without spaces; cut with ``~``).
+
+    >>> action_caption([0.5, 1, -0.25], 24)
+    '[0.50,1,-0.25]'
+    >>> action_caption({"move": 3}, 6)
+    "{'mov~"
+    """
+    value = plain_value(action)
+    if isinstance(value, float):
+        text = f"{value:.3g}"
+    elif isinstance(value, list) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
+        text = "[" + ",".join(f"{v:.2f}" if isinstance(v, float) else str(v) for v in value) + "]"
+    else:
+        text = str(value).replace(" ", "")
+    return text if len(text) <= width else text[: max(width - 1, 1)] + "~"
+
+
+def fit_caption(text: str, pixels: int) -> str:
+    """``text`` cut (with ``~``) to what fits in ``pixels`` of :data:`CAPTION_CHAR_WIDTH`-pixel characters."""
+    chars = max(pixels // CAPTION_CHAR_WIDTH, 1)
+    return text if len(text) <= chars else text[: max(chars - 1, 1)] + "~"

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import numpy as np
+from evoledger.kernel.authoring import action_caption, fit_caption
 from evoledger.kernel.replay.render_frames import Frame
 from evoledger.ledger.errors import ConfigError, MissingExtraError
 
@@ -29,7 +30,6 @@ __all__ = [
     "BAND_HEIGHT",
     "GifAnimation",
     "Mp4Animation",
-    "format_action",
     "overlaid",
     "scaled_size",
     "trace_chart",
@@ -38,7 +38,6 @@ __all__ = [
 
 BAND_HEIGHT: Final = 13
 """Pixels of the caption band across the top of every frame."""
-_CHAR_WIDTH: Final = 6
 _BAND: Final = (16, 16, 16)
 _TEXT: Final = (240, 240, 240)
 _WARN: Final = (255, 96, 64)
@@ -46,6 +45,10 @@ _CHART_SIZE: Final = (480, 260)
 _REWARD: Final = (70, 130, 220)
 _RETURN: Final = (220, 120, 40)
 _AXIS: Final = (90, 90, 90)
+_ACTION_CHARS: Final = 24
+"""The most characters of an action in a frame's band."""
+_TRACE_ACTION_CHARS: Final = 200
+"""The most characters of an action in a text trace."""
 
 
 def _require_pillow() -> None:
@@ -53,23 +56,6 @@ def _require_pillow() -> None:
         raise ConfigError(
             "rendering an Episode draws with Pillow, which is not installed; install it with: pip install pillow"
         )
-
-
-def format_action(action: Any, width: int = 24) -> str:
-    """A short text form of an action (floats to 3 significant digits, vectors with 2 decimals)."""
-    value = action.tolist() if isinstance(action, np.ndarray | np.generic) else action
-    if isinstance(value, float):
-        text = f"{value:.3g}"
-    elif isinstance(value, list | tuple) and all(isinstance(v, int | float) and not isinstance(v, bool) for v in value):
-        text = "[" + ",".join(f"{v:.2f}" if isinstance(v, float) else str(v) for v in value) + "]"
-    else:
-        text = str(value).replace(" ", "")
-    return text if len(text) <= width else text[: max(width - 1, 1)] + "~"
-
-
-def _fit(text: str, pixels: int) -> str:
-    chars = max(pixels // _CHAR_WIDTH, 1)
-    return text if len(text) <= chars else text[: max(chars - 1, 1)] + "~"
 
 
 def scaled_size(raw_width: int, raw_height: int, width: int) -> tuple[int, int]:
@@ -96,14 +82,13 @@ def overlaid(frame: Frame, steps: int, width: int, *, warning: str | None = None
     if frame.reward is None:
         caption = f"t=0/{steps} reset"
     else:
-        caption = (
-            f"t={frame.step}/{steps} a={format_action(frame.action)} r={frame.reward:.3g} R={frame.episode_return:.4g}"
-        )
+        action = action_caption(frame.action, _ACTION_CHARS)
+        caption = f"t={frame.step}/{steps} a={action} r={frame.reward:.3g} R={frame.episode_return:.4g}"
     draw.rectangle((0, 0, size[0] - 1, BAND_HEIGHT - 1), fill=_BAND)
-    draw.text((2, 1), _fit(caption, size[0] - 4), fill=_TEXT, font=font)
+    draw.text((2, 1), fit_caption(caption, size[0] - 4), fill=_TEXT, font=font)
     if warning:
         draw.rectangle((0, BAND_HEIGHT, size[0] - 1, 2 * BAND_HEIGHT - 1), fill=_BAND)
-        draw.text((2, BAND_HEIGHT + 1), _fit(warning, size[0] - 4), fill=_WARN, font=font)
+        draw.text((2, BAND_HEIGHT + 1), fit_caption(warning, size[0] - 4), fill=_WARN, font=font)
     return image
 
 
@@ -184,8 +169,8 @@ def trace_chart(title: str, rewards: Sequence[float], *, note: str, image_format
     image = Image.new("RGB", _CHART_SIZE, (255, 255, 255))
     draw = ImageDraw.Draw(image)
     font = ImageFont.load_default_imagefont()
-    draw.text((6, 3), _fit(title, width - 12), fill=(0, 0, 0), font=font)
-    draw.text((6, 16), _fit(note, width - 12), fill=_AXIS, font=font)
+    draw.text((6, 3), fit_caption(title, width - 12), fill=(0, 0, 0), font=font)
+    draw.text((6, 16), fit_caption(note, width - 12), fill=_AXIS, font=font)
     left, top, right, bottom = 46, 34, width - 10, height - 34
     returns = np.cumsum(np.asarray(rewards, dtype=np.float64)) if len(rewards) else np.zeros(0)
     values = [0.0, *rewards, *returns.tolist()]
@@ -226,5 +211,5 @@ def trace_text(header: Sequence[str], actions: Sequence[Any], rewards: Sequence[
     total = 0.0
     for t, (action, reward) in enumerate(zip(actions, rewards, strict=True), start=1):
         total += float(reward)
-        lines.append(f"{t:>6}  {float(reward):>12.6g}  {total:>12.6g}  {format_action(action, 200)}")
+        lines.append(f"{t:>6}  {float(reward):>12.6g}  {total:>12.6g}  {action_caption(action, _TRACE_ACTION_CHARS)}")
     return ("\n".join(lines) + "\n").encode("utf-8")
