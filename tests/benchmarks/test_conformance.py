@@ -158,7 +158,11 @@ class WalkEnv:
             raise RuntimeError("already closed")
 
 
-SHORT: dict[str, dict[str, Any]] = {"vizdoom/": {"max_episode_steps": 50}, "ale/": {"max_episode_steps": 100}}
+SHORT: dict[str, dict[str, Any]] = {
+    "vizdoom/": {"max_episode_steps": 50},
+    "ale/": {"max_episode_steps": 100},
+    "retro/": {"max_episode_steps": 50},
+}
 """Families checked on shortened Episodes: the checker keeps every observation as JSON values, about 8 MB a step for
 a 240x320x3 ViZDoom screen (a 4,200-step deathmatch Episode ran a test process out of 23 GB of memory)."""
 
