@@ -137,12 +137,7 @@ class GymBenchmark:
 
     def __init__(self, task: GymTask) -> None:
         self._task = task
-        probe = self._make_gym_env()
-        try:
-            self._observation_space: spaces.Space[Any] = probe.observation_space
-            self._action_space: spaces.Space[Any] = probe.action_space
-        finally:
-            probe.close()
+        self._observation_space, self._action_space = self._spaces()
         parameters: dict[str, Any] = {
             "gymnasium_id": task.gymnasium_id,
             "max_episode_steps": task.max_episode_steps,
@@ -194,6 +189,15 @@ class GymBenchmark:
     def action_space(self) -> spaces.Space[Any]:
         """The gymnasium action space handed to the Policy."""
         return self._action_space
+
+    def _spaces(self) -> tuple[spaces.Space[Any], spaces.Space[Any]]:
+        """The observation and action spaces, read from a probe environment; a family whose package runs only in its
+        own environment (the Host must not import it) returns them from a static table instead."""
+        probe = self._make_gym_env()
+        try:
+            return probe.observation_space, probe.action_space
+        finally:
+            probe.close()
 
     def _make_gym_env(self, **overrides: Any) -> Any:
         return gym.make(

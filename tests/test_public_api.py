@@ -47,6 +47,7 @@ EXPECTED = {
     "action_caption",
     "fit_caption",
     "NotAFrame",
+    "OwnEnvironment",
     "plain_value",
     "rgb_frame",
     "same_observation",
