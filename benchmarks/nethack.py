@@ -211,14 +211,15 @@ class NetHackBenchmark(GymBenchmark):
         """The shared summary with each traced step read (message, stats, map), then how each game ended and its
         last messages."""
         shown = [_readable(r) for r in records]
+        read = {id(s): r for s, r in zip(shown, records, strict=True)}  # notes and outcomes read the observations
         feedback = summarize_episodes(
             benchmark_id=self.task.benchmark_id,
             primary_metric=self.task.primary_metric,
             score_rule=self.task.score_rule,
             failure_return=self.task.failure_return,
             records=shown,
-            outcome=self.outcome,
-            notes=self.episode_notes,
+            outcome=lambda r: self.outcome(read.get(id(r), r)),
+            notes=lambda r: self.episode_notes(read.get(id(r), r)),
         )
         deaths: dict[str, str] = {}
         last_messages: dict[str, list[list[Any]]] = {}
@@ -240,9 +241,7 @@ def _readable(record: EpisodeRecord) -> EpisodeRecord:
     trajectory = record.trajectory
     if trajectory is None:
         return record
-    shown = [
-        {"message": message_text(o), "stats": named_stats(o), "map": map_rows(o)} for o in trajectory.observations
-    ]
+    shown = [{"message": message_text(o), "stats": named_stats(o), "map": map_rows(o)} for o in trajectory.observations]
     return dataclasses.replace(record, trajectory=dataclasses.replace(trajectory, observations=shown))
 
 

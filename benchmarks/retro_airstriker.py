@@ -71,13 +71,17 @@ class AirstrikerConfig(GymConfig):
     """``retro/airstriker`` settings (``--set``)."""
 
     max_episode_steps: int | None = Field(
-        default=None, ge=1, le=HORIZON_FRAMES,
+        default=None,
+        ge=1,
+        le=HORIZON_FRAMES,
         description=f"Truncate Episodes after this many steps (default {HORIZON_FRAMES} frames / frameskip).",
     )
     observation: Literal["rgb", "ram"] = Field(
         default="rgb", description="rgb: the screen, uint8 [224, 320, 3]; ram: the console's work RAM, uint8 [65536]."
     )
-    frameskip: int = Field(default=4, ge=1, le=8, description="Emulator frames per Policy step (4 as upstream's example).")
+    frameskip: int = Field(
+        default=4, ge=1, le=8, description="Emulator frames per Policy step (4 as upstream's example)."
+    )
     sticky_probability: float = Field(
         default=0.25, ge=0.0, lt=1.0, description="On a step's first frame the previous action stays with this "
         "probability (0.25 as upstream's example; 0 makes every Episode the same for the same actions)."
@@ -239,7 +243,10 @@ def make_airstriker(**config: Any) -> AirstrikerBenchmark:
     description = (
         "Sega Genesis Airstriker, level 1 (stable-retro Airstriker-Genesis-v0, state Level1; the ROM ships in the "
         "stable-retro wheel): a vertical shooter; shoot the enemy ships and avoid them and their shots. Observation: "
-        + seen + ". Action: MultiBinary(12), one 0/1 per Genesis button in the order " + ", ".join(BUTTONS) + " "
+        + seen
+        + ". Action: MultiBinary(12), one 0/1 per Genesis button in the order "
+        + ", ".join(BUTTONS)
+        + " "
         "(upstream's FILTERED buttons: B fires, a shot only when B is pressed anew; LEFT/RIGHT/UP/DOWN move; MODE and "
         "START are ignored). One step is " + f"{cfg.frameskip} emulator frames; on its first frame the previous "
         f"action stays with probability {cfg.sticky_probability:g}. Reward: the game's score gained (20 points an "

@@ -58,9 +58,9 @@ def test_the_heuristic_scores_hundreds_where_the_baseline_scores_nothing() -> No
     assert baseline.score == 0.0
     assert heuristic.score is not None
     assert heuristic.score >= 150.0, heuristic.score  # about 275 points an Episode
-    assert baseline.feedback_content["outcome_counts"] == heuristic.feedback_content["outcome_counts"] == {
-        "game_over": 4
-    }
+    assert (
+        baseline.feedback_content["outcome_counts"] == heuristic.feedback_content["outcome_counts"] == {"game_over": 4}
+    )
 
 
 def test_the_ram_observation_runs_through_evaluate() -> None:

@@ -30,7 +30,7 @@ YES, NO = 8, 6  # the NW key is 'y', the SE key 'n'
 KEYS = {key: i for i, key in enumerate("\rkljhunbyKLJHUNBY<>.\x04es") if i}
 """The key each action sends (``\x04`` is KICK, Ctrl-D): an inventory letter among them can answer a prompt."""
 HUNGRY = 1  # blstats hunger_state: 1 hungry, 2 weak, 3 fainting
-WALKABLE = set(b".#<>{}_%)[!?/=\"$*(")
+WALKABLE = set(b'.#<>{}_%)[!?/="$*(')
 DOOR_COLOUR = 3  # brown: an open or closed door (a wall is grey)
 ROWS, COLUMNS = 21, 79
 
@@ -88,9 +88,10 @@ class Explorer:
         colors = np.asarray(observation["colors"])
         for (dr, dc), action in MOVES.items():
             r, c = row + dr, column + dc
-            if 0 <= r < ROWS and 0 <= c < COLUMNS and chr(int(chars[r, c])).isalpha():
-                if not (dr and dc and (self._door(chars, colors, here) or self._door(chars, colors, (r, c)))):
-                    return action
+            if not (0 <= r < ROWS and 0 <= c < COLUMNS and chr(int(chars[r, c])).isalpha()):
+                continue
+            if not (dr and dc and (self._door(chars, colors, here) or self._door(chars, colors, (r, c)))):
+                return action
         stairs = np.argwhere(chars == ord(">"))
         if len(stairs):
             self._stairs = (int(stairs[0][0]), int(stairs[0][1]))

@@ -69,17 +69,15 @@ class Striker:
             self._x = x
         green = (screen[..., 1] > 150) & (screen[..., 0] < 100) & (screen[..., 2] < 100)
         enemies = _enemy_blocks(screen[: top - top % BLOCK])  # above the ship, whose engines are red too
-        rows, columns = np.nonzero(green[max(0, top - DANGER_ROWS) : bottom])
+        _, columns = np.nonzero(green[max(0, top - DANGER_ROWS) : bottom])
         enemy_rows, enemy_columns = np.nonzero(enemies)
         low = enemy_rows * BLOCK + BLOCK // 2 >= top - DANGER_ROWS
         threats = np.concatenate([columns, enemy_columns[low] * BLOCK + BLOCK // 2]).astype(float)
         near = np.abs(threats - self._x) < DANGER_COLUMNS
         if near.any():
             threat = float(threats[near].mean())
-            if threat >= self._x:
-                away = "LEFT" if self._x > 30 else "RIGHT"
-            else:
-                away = "RIGHT" if self._x < 290 else "LEFT"
+            left = threat >= self._x  # step away from it, unless at the edge of the screen
+            away = ("LEFT" if self._x > 30 else "RIGHT") if left else ("RIGHT" if self._x < 290 else "LEFT")
             return self._press(away, *fire)
         if enemy_columns.size:
             centres = enemy_columns * BLOCK + BLOCK // 2

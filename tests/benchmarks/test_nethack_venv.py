@@ -1,0 +1,187 @@
+"""NLE NetHackScore inside the family's own environment: the Host's static tables against NLE itself, and Episodes.
+
+The family's venv (``evoledger env install nle``) holds nle 1.3.0 and gymnasium 1.2.0; point
+``EVOLEDGER_TEST_NLE_PYTHON`` at its interpreter to run these (CI does). Each test runs a script with that
+interpreter, importing this checkout's ``evoledger``. Quick checks run in the default suite; whole Episodes through
+``evaluate()`` and a built-in-Agent Run with ``replay --execute`` run under ``pytest -m catalog``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import textwrap
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import evoledger
+import pytest
+
+PYTHON_VARIABLE = "EVOLEDGER_TEST_NLE_PYTHON"
+VENV_PYTHON = os.environ.get(PYTHON_VARIABLE, "")
+pytestmark = pytest.mark.skipif(
+    not VENV_PYTHON,
+    reason=f"needs the nle family's environment: evoledger env install nle, then {PYTHON_VARIABLE}=<its python>",
+)
+NAME = "nle/nethack-score"
+
+
+@pytest.fixture(scope="module")
+def import_root() -> Iterator[Path]:
+    """A folder whose ``evoledger`` is this checkout (the repository root is the package)."""
+    root = Path(tempfile.mkdtemp(prefix="evt-nle-", dir="/tmp"))  # short: Unix socket paths are limited
+    (root / "evoledger").symlink_to(Path(evoledger.__file__).resolve().parent)
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
+
+
+def _in_venv(import_root: Path, script: str, *args: str, timeout: float = 600) -> Any:
+    """Run ``script`` with the family's interpreter; it prints one JSON value last."""
+    env = {**os.environ, "PYTHONPATH": str(import_root)}
+    done = subprocess.run(
+        [VENV_PYTHON, "-c", textwrap.dedent(script), *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+        env=env,
+        cwd=import_root,
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def test_the_static_tables_are_nles(import_root: Path) -> None:
+    """The Host builds the spaces, the stat names and the action names from tables: they must be NLE 1.3.0's."""
+    found = _in_venv(
+        import_root,
+        """
+        import json
+        from importlib.metadata import version
+        import gymnasium as gym
+        import nle  # noqa: F401
+        import nle.nethack as nethack
+        from nle.env.tasks import TASK_ACTIONS
+        from evoledger.benchmarks import nethack as ours
+        from evoledger.kernel.authoring import describe_space
+        env = gym.make("NetHackScore-v0", observation_keys=tuple(ours.OBSERVATION_SPACES))
+        indices = {
+            "x": "X", "y": "Y", "strength_percentage": "STR25", "strength": "STR125", "dexterity": "DEX",
+            "constitution": "CON", "intelligence": "INT", "wisdom": "WIS", "charisma": "CHA", "score": "SCORE",
+            "hitpoints": "HP", "max_hitpoints": "HPMAX", "depth": "DEPTH", "gold": "GOLD", "energy": "ENE",
+            "max_energy": "ENEMAX", "armor_class": "AC", "monster_level": "HD", "experience_level": "XP",
+            "experience_points": "EXP", "time": "TIME", "hunger_state": "HUNGER", "carrying_capacity": "CAP",
+            "dungeon_number": "DNUM", "level_number": "DLEVEL", "condition": "CONDITION", "alignment": "ALIGN",
+        }
+        print(json.dumps({
+            "observation": describe_space(env.observation_space) == describe_space(ours.observation_space()),
+            "actions": [int(a) for a in TASK_ACTIONS] == [int(a) for a in env.unwrapped.actions],
+            "action_count": int(env.action_space.n),
+            "blstats": [getattr(nethack, "NLE_BL_" + indices[n]) for n in ours.BLSTATS],
+            "blstats_size": nethack.NLE_BLSTATS_SIZE,
+            "versions": [version("nle"), gym.__version__],
+            "pins": [ours.NLE_VERSION, ours.GYMNASIUM_VERSION],
+        }))
+        """,
+    )
+    assert found["observation"] is True
+    assert found["actions"] is True
+    assert found["action_count"] == 23
+    assert found["blstats"] == list(range(27)) == list(range(found["blstats_size"]))
+    assert found["versions"] == found["pins"] == ["1.3.0", "1.2.0"]
+
+
+def test_episodes_follow_their_seed_and_the_step_limit_truncates(import_root: Path) -> None:
+    found = _in_venv(
+        import_root,
+        """
+        import json
+        from evoledger.kernel.registry import default_registry
+        benchmark = default_registry().make("nle/nethack-score", {"max_episode_steps": 12})
+        def play(episode):
+            env = benchmark.make_environment(episode)
+            try:
+                first = env.reset()
+                steps = [env.step(22) for _ in range(12)]  # SEARCH
+            finally:
+                env.close()
+            maps = [first["chars"].tolist()] + [s.observation["chars"].tolist() for s in steps]
+            return maps, steps[-1].terminated, steps[-1].truncated, steps[-1].metrics
+        one, two = benchmark.episodes("train", seed=5, count=2)
+        a, b, c = play(one), play(one), play(two)
+        print(json.dumps({
+            "same": a[0] == b[0], "other": a[0][0] != c[0][0], "ended": [a[1], a[2]], "metrics": a[3],
+        }))
+        """,
+    )
+    assert found["same"] is True
+    assert found["other"] is True  # another Episode seed: another first level
+    assert found["ended"] == [False, True]  # NLE's own limit would have said terminated
+    assert found["metrics"]["depth"] == 1.0
+    assert found["metrics"]["experience_level"] == 1.0
+
+
+@pytest.mark.catalog
+def test_the_heuristic_beats_the_random_baseline_through_evaluate(import_root: Path) -> None:
+    found = _in_venv(
+        import_root,
+        """
+        import json
+        from evoledger.kernel.authoring import benchmark_programs
+        from evoledger.kernel.evaluation import EvaluationConfig, evaluate
+        from evoledger.kernel.execution import LocalExecutor
+        from evoledger.kernel.registry import BenchmarkRef, default_registry
+        name = "nle/nethack-score"
+        programs = benchmark_programs(default_registry().make(name))
+        config = EvaluationConfig(episodes=6, seed=3)
+        with LocalExecutor(BenchmarkRef(name=name)) as executor:
+            pair = (programs.baseline, programs.heuristic)
+            results = [evaluate(p, name, config=config, executor=executor) for p in pair]
+        content = [r.feedback_content for r in results]
+        print(json.dumps([[r.score, r.failures, c["deaths"], c["notes"]] for r, c in zip(results, content)]))
+        """,
+        timeout=1800,
+    )
+    (baseline, baseline_failures, _, _), (heuristic, heuristic_failures, deaths, notes) = found
+    assert baseline_failures == heuristic_failures == 0
+    assert heuristic > baseline + 50.0, (heuristic, baseline)  # about 206 against 40
+    assert notes["max_depth"]["max"] >= 3.0
+    assert deaths  # the games that ended say how
+
+
+@pytest.mark.catalog
+def test_run_with_the_builtin_agent_then_replay_execute_in_the_family_environment(import_root: Path) -> None:
+    """Host and workers both in the venv here; the Host in the main environment with venv workers is
+    ``evoledger env``'s to test."""
+    found = _in_venv(
+        import_root,
+        """
+        import json, os, subprocess, sys
+        from pathlib import Path
+        cli = [sys.executable, "-c", "import sys; from evoledger.kernel.cli import main; sys.exit(main())"]
+        env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
+        small = ["--episode-budget", "3", "--validation-episodes", "1", "--assessment-episodes", "1", "--seed", "5"]
+        size = ["--set", "max_episode_steps=600"]
+        run = subprocess.run(cli + ["run", "nle/nethack-score", *size, *small, "--agent-isolation", "local",
+                             "--record-to", "run"], env=env, capture_output=True, text=True)
+        replay = subprocess.run(cli + ["replay", "run", "--execute", "--json"], env=env, capture_output=True, text=True)
+        report = json.loads(Path("run/host/report.json").read_text()) if Path("run/host/report.json").exists() else {}
+        print(json.dumps({
+            "run": [run.returncode, run.stderr[-2000:]],
+            "replay": [replay.returncode, replay.stdout[-3000:]],
+            "report": report,
+        }))
+        """,
+        timeout=1800,
+    )
+    assert found["run"][0] == 0, found["run"][1]
+    assert found["report"]["reason"] == "finished"
+    assert found["report"]["assessment_score"] is not None
+    assert found["replay"][0] == 0, found["replay"][1]
+    replayed = json.loads(found["replay"][1])
+    execution = next(c for c in replayed["checks"] if c["name"] == "execution")
+    assert execution["status"] == "pass"
