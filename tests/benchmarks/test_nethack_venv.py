@@ -126,6 +126,25 @@ def test_episodes_follow_their_seed_and_the_step_limit_truncates(import_root: Pa
 
 
 @pytest.mark.catalog
+def test_the_benchmark_conforms_in_its_environment(import_root: Path) -> None:
+    found = _in_venv(
+        import_root,
+        """
+        import json
+        from evoledger.kernel.authoring import check_benchmark
+        from evoledger.kernel.registry import default_registry
+        short = default_registry().make("nle/nethack-score", {"max_episode_steps": 100})
+        report = check_benchmark(short, episodes=3, seed=0)
+        print(json.dumps([report.ok, report.summary(), report.episodes_checked]))
+        """,
+        timeout=1800,
+    )
+    ok, summary, checked = found
+    assert ok, summary
+    assert checked == 3
+
+
+@pytest.mark.catalog
 def test_the_heuristic_beats_the_random_baseline_through_evaluate(import_root: Path) -> None:
     found = _in_venv(
         import_root,
