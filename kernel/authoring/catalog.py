@@ -20,7 +20,17 @@ from dataclasses import dataclass, field
 
 from evoledger.ledger.errors import MissingExtraError
 
-__all__ = ["CatalogEntry", "Extra"]
+__all__ = ["CatalogEntry", "Extra", "OwnEnvironment"]
+
+
+@dataclass(frozen=True, slots=True)
+class OwnEnvironment:
+    """The Python environment of a family that cannot share the main one (``evoledger env install <name>``)."""
+
+    requirements: tuple[str, ...]
+    """pip requirement strings for the family venv, e.g. ``("dm-control==1.0.50", "mujoco>=3.2,<4")``."""
+    reason: str
+    """One line: why the family cannot share the main environment."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,6 +41,8 @@ class Extra:
     """The extra's name in ``pyproject.toml`` (``pip install 'evoledger[<name>]'``)."""
     modules: tuple[str, ...]
     """Top-level import names that must all be importable."""
+    own_environment: OwnEnvironment | None = None
+    """Set when the family runs its Environments in a venv of its own (workers start from that interpreter)."""
 
     @property
     def install_command(self) -> str:
