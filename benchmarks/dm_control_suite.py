@@ -70,6 +70,7 @@ __all__ = [
     "EXTRA",
     "FAILURE_RETURN",
     "PARTLY_REWARD",
+    "READINGS",
     "SOLVED_REWARD",
     "TASKS",
     "WINDOW",
@@ -78,6 +79,7 @@ __all__ = [
     "DmControlEnvironment",
     "DmControlTask",
     "build",
+    "load_upstream",
 ]
 
 EXTRA: Final = Extra(
@@ -268,7 +270,7 @@ def _norm(value: Any) -> float:
     return float(np.linalg.norm(np.asarray(value, dtype=np.float64)))
 
 
-_PHYSICS: Final[dict[str, Callable[[Any], float]]] = {
+READINGS: Final[dict[str, Callable[[Any], float]]] = {
     "acrobot.tip_to_target": lambda p: float(p.to_target()),
     "ball_in_cup.ball_in_cup": lambda p: float(p.in_target()),
     "ball_in_cup.ball_to_cup": lambda p: _norm(p.ball_to_target()),
@@ -293,11 +295,12 @@ _PHYSICS: Final[dict[str, Callable[[Any], float]]] = {
     "walker.speed": lambda p: float(p.horizontal_velocity()),
     "walker.upright": lambda p: float(p.torso_upright()),
 }
-"""``<domain>.<metric>``: the physics reading behind each metric of :data:`~dm_control_tasks.METRICS`."""
+"""``<domain>.<metric>``: the physics reading behind each step metric (``dm_control_tasks.METRICS``)."""
 
 
-def _load(facts: DmControlTask, seed: int) -> Any:
-    """The upstream environment, its task randomness seeded from ``seed`` (kept to 32 bits)."""
+def load_upstream(facts: DmControlTask, seed: int) -> Any:
+    """The upstream environment of ``facts``, its task randomness seeded from ``seed`` (kept to 32 bits); imports
+    ``dm_control``, so only a worker in the family's environment calls it."""
     os.environ.setdefault("MUJOCO_GL", "disable")  # no rendering here; without it dm_control probes GLFW (X11)
     from dm_control import suite
 
@@ -311,8 +314,8 @@ class DmControlEnvironment:
         self._benchmark = benchmark
         self._facts = benchmark.facts
         self._seed = episode.seed
-        self._env: Any = _load(self._facts, self._seed)
-        self._readings = [(m, _PHYSICS[f"{self._facts.domain}.{m}"]) for m in self._facts.metrics]
+        self._env: Any = load_upstream(self._facts, self._seed)
+        self._readings = [(m, READINGS[f"{self._facts.domain}.{m}"]) for m in self._facts.metrics]
         self._started = self._ended = self._closed = False
         self._steps = 0
         self._window: deque[float] = deque(maxlen=WINDOW)
@@ -326,7 +329,7 @@ class DmControlEnvironment:
             raise InfraError("reset() on a closed dm_control Environment; make a fresh one per Episode")
         if self._started:
             self._env.close()
-            self._env = _load(self._facts, self._seed)
+            self._env = load_upstream(self._facts, self._seed)
         timestep = self._env.reset()
         self._started, self._ended, self._steps, self._first_rewarded = True, False, 0, None
         self._window.clear()
