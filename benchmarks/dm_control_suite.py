@@ -108,6 +108,7 @@ SATURATED: Final = 0.999
 
 HEURISTICS: Final = {
     "cartpole": "dm-control-cartpole",
+    "cheetah": "dm-control-cheetah",
     "pendulum": "dm-control-pendulum",
     "point_mass": "dm-control-point-mass",
     "reacher": "dm-control-reacher",
