@@ -113,7 +113,7 @@ HEURISTICS: Final = {
     "point_mass": "dm-control-point-mass",
     "reacher": "dm-control-reacher",
 }
-"""Domains with a hand-written heuristic Program (``<value>-heuristic``), shared by the domain's tasks."""
+"""Domains with a heuristic Program (``<value>-heuristic``), shared by the domain's tasks; others: baseline only."""
 
 
 class DmControlConfig(BaseModel):
