@@ -79,11 +79,11 @@ class ConfigError(InputError):
 class MissingExtraError(ConfigError):
     """A Benchmark family needs an optional extra that is not installed; the message is the install command."""
 
-    def __init__(self, what: str, extra: str, missing: str) -> None:
-        super().__init__(
-            f"{what} needs the optional extra {extra!r} (module {missing!r} is not installed); "
-            f"install it with: pip install 'evoledger[{extra}]'"
-        )
+    def __init__(self, what: str, extra: str, missing: str, *, install: str | None = None, why: str = "") -> None:
+        """``install``: the command that installs it (default: pip install 'evoledger[<extra>]'); ``why``: detail."""
+        where = f"module {missing!r} is not installed" + (f"; {why}" if why else "")
+        command = install if install is not None else f"pip install 'evoledger[{extra}]'"
+        super().__init__(f"{what} needs the optional extra {extra!r} ({where}); install it with: {command}")
         self.extra = extra
         self.missing = missing
 

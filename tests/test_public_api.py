@@ -38,6 +38,7 @@ EXPECTED = {
     "EpisodeSpec",
     "EpisodeStatus",
     "Extra",
+    "OwnEnvironment",
     "Feedback",
     "FeedbackError",
     "InvalidAction",

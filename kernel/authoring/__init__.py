@@ -25,7 +25,7 @@ if TYPE_CHECKING:
         score_of,
         starting_program,
     )
-    from evoledger.kernel.authoring.catalog import CatalogEntry, Extra
+    from evoledger.kernel.authoring.catalog import CatalogEntry, Extra, OwnEnvironment
     from evoledger.kernel.authoring.conformance import (
         CONFORMANCE_CODES,
         ConformanceError,
@@ -91,6 +91,7 @@ __all__ = [
     "InvalidAction",
     "JsonSpace",
     "NotAFrame",
+    "OwnEnvironment",
     "Retention",
     "ScoreDirection",
     "ScoreRule",
@@ -132,6 +133,7 @@ _LAZY: Final = {
     "rgb_frame": "evoledger.kernel.authoring.frames",
     "same_observation": "evoledger.kernel.authoring.frames",
     "Extra": "evoledger.kernel.authoring.catalog",
+    "OwnEnvironment": "evoledger.kernel.authoring.catalog",
     "CONFORMANCE_CODES": "evoledger.kernel.authoring.conformance",
     "ConformanceError": "evoledger.kernel.authoring.conformance",
     "ConformanceProblem": "evoledger.kernel.authoring.conformance",

@@ -1,0 +1,83 @@
+"""Which registered families have their own environment, and which interpreter a Benchmark's workers start from.
+
+A family declares ``Extra(name, modules, own_environment=OwnEnvironment(requirements, reason))`` in its module's
+``CATALOG``. Its Host side (spec, spaces, Episodes, Feedback, Programs) builds in the main environment; its workers,
+which make and step its Environments, start from the family's venv (:func:`worker_python`).
+
+The precedence, per Benchmark: the main environment when the family's modules import there (someone installed the
+family into it: nothing else to start), else the family's venv when it is installed and current, else
+:class:`~evoledger.ledger.errors.MissingExtraError` naming ``evoledger env install FAMILY``. Import strings
+(``pkg.module:factory``) always run in the main environment: only registered names carry a family.
+"""
+
+from __future__ import annotations
+
+import difflib
+import sys
+from pathlib import Path
+
+from evoledger.kernel.authoring import Extra
+from evoledger.kernel.family_env.marker import family_status
+from evoledger.kernel.family_env.place import environments_root
+from evoledger.kernel.registry import BenchmarkRegistry, default_registry, is_import_string
+from evoledger.ledger.errors import ConfigError, UnknownNameError
+
+__all__ = ["family_extras", "own_environment_extra", "own_environment_families", "worker_python"]
+
+
+def family_extras(registry: BenchmarkRegistry | None = None) -> dict[str, Extra]:
+    """Every extra a registered Benchmark needs, by name."""
+    extras: dict[str, Extra] = {}
+    for entry in (registry or default_registry()).entries():
+        if entry.extra is not None:
+            extras.setdefault(entry.extra.name, entry.extra)
+    return dict(sorted(extras.items()))
+
+
+def own_environment_families(registry: BenchmarkRegistry | None = None) -> dict[str, Extra]:
+    """The extras whose family gets its own environment, by name."""
+    return {name: extra for name, extra in family_extras(registry).items() if extra.own_environment is not None}
+
+
+def own_environment_extra(family: str, registry: BenchmarkRegistry | None = None) -> Extra:
+    """The extra of ``family``; UnknownNameError (with the closest names) or ConfigError for a shared family."""
+    extras = family_extras(registry)
+    own = sorted(name for name, extra in extras.items() if extra.own_environment is not None)
+    extra = extras.get(family)
+    if extra is None:
+        close = difflib.get_close_matches(family, list(extras), n=3, cutoff=0.5)
+        see = f"Families with their own environment: {', '.join(own) or '(none)'} (see: evoledger env list)."
+        raise UnknownNameError("family", family, extras, close=close, see=see)
+    if extra.own_environment is None:
+        raise ConfigError(
+            f"family {family!r} shares the main environment and has no environment of its own; install it with: "
+            f"{extra.install_command} (families with their own environment: {', '.join(own) or 'none'})"
+        )
+    return extra
+
+
+def _any_installed(root: Path) -> bool:
+    try:
+        return any(not entry.name.startswith(".") for entry in root.iterdir())
+    except OSError:
+        return False
+
+
+def worker_python(name: str, registry: BenchmarkRegistry | None = None) -> str:
+    """The interpreter the workers of Benchmark ``name`` start from (see the module docstring for the precedence).
+
+    Cheap when no family environment is installed (nothing is imported); otherwise it loads the registry.
+    """
+    if is_import_string(name) or not _any_installed(environments_root()):
+        return sys.executable
+    registry = registry or default_registry()
+    if not registry.knows(name):
+        return sys.executable  # the worker reports the unknown name
+    entry = registry.entry(name)
+    extra = entry.extra
+    if extra is None or extra.own_environment is None or extra.missing_module() is None:
+        return sys.executable
+    status = family_status(extra.name, extra.own_environment.requirements)
+    if status.state != "installed":
+        extra.require(entry.name)  # raises MissingExtraError: evoledger env install FAMILY
+    return str(status.python)
