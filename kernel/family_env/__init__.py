@@ -15,6 +15,7 @@ from evoledger.ledger.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from evoledger.kernel.family_env.families import (
         family_extras,
+        host_environment_problem,
         own_environment_extra,
         own_environment_families,
         worker_python,
@@ -55,6 +56,7 @@ __all__ = [
     "family_folder",
     "family_status",
     "folder_bytes",
+    "host_environment_problem",
     "install_environment",
     "install_requirements",
     "own_environment_extra",
@@ -69,6 +71,7 @@ __all__ = [
 
 _LAZY: Final = {
     "family_extras": "evoledger.kernel.family_env.families",
+    "host_environment_problem": "evoledger.kernel.family_env.families",
     "own_environment_extra": "evoledger.kernel.family_env.families",
     "own_environment_families": "evoledger.kernel.family_env.families",
     "worker_python": "evoledger.kernel.family_env.families",

@@ -22,7 +22,13 @@ from evoledger.kernel.family_env.place import environments_root
 from evoledger.kernel.registry import BenchmarkRegistry, default_registry, is_import_string
 from evoledger.ledger.errors import ConfigError, UnknownNameError
 
-__all__ = ["family_extras", "own_environment_extra", "own_environment_families", "worker_python"]
+__all__ = [
+    "family_extras",
+    "host_environment_problem",
+    "own_environment_extra",
+    "own_environment_families",
+    "worker_python",
+]
 
 
 def family_extras(registry: BenchmarkRegistry | None = None) -> dict[str, Extra]:
@@ -81,3 +87,29 @@ def worker_python(name: str, registry: BenchmarkRegistry | None = None) -> str:
     if status.state != "installed":
         extra.require(entry.name)  # raises MissingExtraError: evoledger env install FAMILY
     return str(status.python)
+
+
+def host_environment_problem(name: str, registry: BenchmarkRegistry | None = None) -> str | None:
+    """Why this process (the Host) cannot make Benchmark ``name``'s Environments itself, or ``None`` when it can.
+
+    It cannot when the family has its own environment and its modules do not import here: its Environments exist only
+    in workers started from the family's venv. Host-side stepping (``check_benchmark`` in-process, ``replay
+    --render``, ``report --render-episodes``) says so instead of failing on the missing import.
+    """
+    if is_import_string(name) or not _any_installed(environments_root()):
+        return None  # without its venv such a family's Benchmark cannot even be built (Extra.require)
+    registry = registry or default_registry()
+    if not registry.knows(name):
+        return None
+    entry = registry.entry(name)
+    extra = entry.extra
+    if extra is None or extra.own_environment is None:
+        return None
+    missing = extra.missing_module()
+    if missing is None:
+        return None
+    return (
+        f"{entry.name}'s Environments run only in workers started from the {extra.name!r} family's own environment "
+        f"({extra.own_environment.reason}); its module {missing!r} is not installed where this runs (that "
+        f"environment's interpreter: evoledger env path {extra.name} --python)"
+    )

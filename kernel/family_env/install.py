@@ -100,8 +100,8 @@ def _run(command: list[str], what: str, on_line: Callable[[str], None]) -> None:
             raise
         code = process.wait()
     if code != 0:
-        tail = " | ".join(last)
-        raise InfraError(f"{what} failed (exit status {code}): {tail}")
+        errors = [line for line in last if line.startswith("ERROR")]
+        raise InfraError(f"{what} failed (exit status {code}): {' | '.join(errors or last)}")
 
 
 def _check(python: Path, modules: tuple[str, ...]) -> dict[str, str]:
@@ -138,15 +138,15 @@ def _signals_held() -> Iterator[None]:
 
 
 def _sweep_leftovers(root: Path, family: str) -> None:
-    """Remove temporary folders of ``family``'s earlier installs that were killed outright (their pid is gone)."""
-    for entry in root.glob(f".{family}.*-*"):
-        parts = entry.name.split("-")
-        try:
-            pid = int(parts[1]) if entry.name.startswith(f".{family}.tmp-") else 0
-        except (IndexError, ValueError):
+    """Remove folders of ``family``'s earlier installs killed outright (their pid is gone) or of its removed venvs."""
+    building, retired = f".{family}.tmp-", f".{family}.old-"
+    for entry in root.iterdir():
+        if entry.name.startswith(building):
+            pid = entry.name[len(building) :].partition("-")[0]
+            if pid.isdigit() and int(pid) != os.getpid() and Path(f"/proc/{pid}").exists():
+                continue  # another install of the same family is running
+        elif not entry.name.startswith(retired):
             continue
-        if pid and pid != os.getpid() and Path(f"/proc/{pid}").exists():
-            continue  # another install of the same family is running
         shutil.rmtree(entry, ignore_errors=True)
 
 

@@ -11,7 +11,8 @@
 
 The family's one Benchmark, ``own-env/versions``, is the toy counter cut to one step whose reward reports where its
 Environment ran: ``100`` if in a venv, plus gymnasium's minor version (``102``: the family venv with gymnasium 1.2;
-``4``: the main environment with gymnasium 1.4). Its Host side (spec, spaces, Episodes, Feedback, Programs) builds
+``4``: the main environment with gymnasium 1.4); its Feedback content's ``host`` says the same of the Host, which
+makes it. Its Host side (spec, spaces, Episodes, Feedback, Programs) builds
 without the probe package, as an own-environment family's must; only ``make_environment`` imports it.
 """
 
@@ -40,7 +41,7 @@ from typing import Any
 
 import gymnasium
 
-from evoledger.kernel.authoring import CatalogEntry, Extra, OwnEnvironment, Step
+from evoledger.kernel.authoring import CatalogEntry, Extra, Feedback, OwnEnvironment, Step
 
 REQUIREMENTS = {requirements!r}
 EXTRA = Extra(
@@ -82,6 +83,11 @@ class _Versions:
     @property
     def spec(self) -> Any:
         return self._base.spec.model_copy(update={{"id": {name!r}}})
+
+    def feedback(self, records: Any) -> Feedback:
+        """The toy counter's, plus where the Host (which runs feedback()) ran: ``host`` as ``where()`` reports it."""
+        base = self._base.feedback(records)
+        return Feedback(base.score, {{**base.content, "host": where()}}, base.artifacts)
 
     def make_environment(self, episode: Any, **options: Any) -> Any:
         import {probe}  # noqa: F401  (the family's heavy package: only in its venv, or on PYTHONPATH)
