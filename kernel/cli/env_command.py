@@ -62,13 +62,21 @@ def install_command(family: str, force: bool, as_json: bool) -> None:
       evoledger env install dm-control
       evoledger env install nle --force
     """
-    from evoledger.kernel.family_env import family_status, install_environment, own_environment_extra
+    from evoledger.kernel.family_env import (
+        family_benchmarks,
+        family_status,
+        install_environment,
+        own_environment_extra,
+        update_benchmarks,
+    )
 
     extra = own_environment_extra(family)
     assert extra.own_environment is not None  # own_environment_extra refuses the others
     requirements = extra.own_environment.requirements
+    benchmarks = family_benchmarks(family)
     status = family_status(family, requirements)
     if status.state == "installed" and not force:
+        update_benchmarks(status, benchmarks)  # a Benchmark the family added since: its workers find the venv
         if as_json:
             echo_json({"family": family, "state": status.state, "path": str(status.path), "installed_now": False})
         else:
@@ -82,7 +90,7 @@ def install_command(family: str, force: bool, as_json: bool) -> None:
             click.echo(f"  {line}", err=True)
 
     started = time.monotonic()
-    result = install_environment(family, requirements, extra.modules, on_line=_progress)
+    result = install_environment(family, requirements, extra.modules, benchmarks=benchmarks, on_line=_progress)
     seconds = time.monotonic() - started
     marker = result.status.marker
     versions = marker.versions if marker is not None else {}

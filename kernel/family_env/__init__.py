@@ -14,13 +14,19 @@ from evoledger.ledger.lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from evoledger.kernel.family_env.families import (
+        family_benchmarks,
         family_extras,
         host_environment_problem,
         own_environment_extra,
         own_environment_families,
         worker_python,
     )
-    from evoledger.kernel.family_env.install import InstallResult, install_environment, remove_environment
+    from evoledger.kernel.family_env.install import (
+        InstallResult,
+        install_environment,
+        remove_environment,
+        update_benchmarks,
+    )
     from evoledger.kernel.family_env.marker import (
         MARKER_NAME,
         WORKER_REQUIREMENTS,
@@ -52,6 +58,7 @@ __all__ = [
     "Marker",
     "environments_root",
     "evoledger_source",
+    "family_benchmarks",
     "family_extras",
     "family_folder",
     "family_status",
@@ -65,11 +72,13 @@ __all__ = [
     "remove_environment",
     "requirements_digest",
     "site_packages",
+    "update_benchmarks",
     "venv_python",
     "worker_python",
 ]
 
 _LAZY: Final = {
+    "family_benchmarks": "evoledger.kernel.family_env.families",
     "family_extras": "evoledger.kernel.family_env.families",
     "host_environment_problem": "evoledger.kernel.family_env.families",
     "own_environment_extra": "evoledger.kernel.family_env.families",
@@ -78,6 +87,7 @@ _LAZY: Final = {
     "InstallResult": "evoledger.kernel.family_env.install",
     "install_environment": "evoledger.kernel.family_env.install",
     "remove_environment": "evoledger.kernel.family_env.install",
+    "update_benchmarks": "evoledger.kernel.family_env.install",
     "MARKER_NAME": "evoledger.kernel.family_env.marker",
     "WORKER_REQUIREMENTS": "evoledger.kernel.family_env.marker",
     "EnvironmentState": "evoledger.kernel.family_env.marker",

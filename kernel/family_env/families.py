@@ -14,15 +14,15 @@ from __future__ import annotations
 
 import difflib
 import sys
-from pathlib import Path
 
 from evoledger.kernel.authoring import Extra
-from evoledger.kernel.family_env.marker import family_status
+from evoledger.kernel.family_env.marker import family_status, read_marker
 from evoledger.kernel.family_env.place import environments_root
 from evoledger.kernel.registry import BenchmarkRegistry, default_registry, is_import_string
 from evoledger.ledger.errors import ConfigError, UnknownNameError
 
 __all__ = [
+    "family_benchmarks",
     "family_extras",
     "host_environment_problem",
     "own_environment_extra",
@@ -62,19 +62,40 @@ def own_environment_extra(family: str, registry: BenchmarkRegistry | None = None
     return extra
 
 
-def _any_installed(root: Path) -> bool:
+def family_benchmarks(family: str, registry: BenchmarkRegistry | None = None) -> tuple[str, ...]:
+    """The registered names and aliases of ``family``'s Benchmarks (recorded in its venv's marker)."""
+    served: list[str] = []
+    for entry in (registry or default_registry()).entries():
+        if entry.extra is not None and entry.extra.name == family:
+            served += [entry.name, *entry.aliases]
+    return tuple(sorted(served))
+
+
+def _may_serve(name: str) -> bool:
+    """Whether some installed family venv may serve Benchmark ``name``: its marker lists the name, or a name of the
+    same ``family/`` prefix (a task added since). Reads the markers only: no registry, nothing imported."""
+    root = environments_root()
     try:
-        return any(not entry.name.startswith(".") for entry in root.iterdir())
+        folders = [entry for entry in root.iterdir() if not entry.name.startswith(".")]
     except OSError:
         return False
+    prefix = name.partition("/")[0] + "/"
+    for folder in folders:
+        marker = read_marker(folder)
+        if marker is None or not marker.benchmarks or name in marker.benchmarks:
+            return True  # an unreadable marker, or one that names no Benchmark: look it up
+        if "/" in name and any(served.startswith(prefix) for served in marker.benchmarks):
+            return True
+    return False
 
 
 def worker_python(name: str, registry: BenchmarkRegistry | None = None) -> str:
     """The interpreter the workers of Benchmark ``name`` start from (see the module docstring for the precedence).
 
-    Cheap when no family environment is installed (nothing is imported); otherwise it loads the registry.
+    Cheap unless an installed family venv may serve ``name`` (its marker lists it or a name of the same ``family/``
+    prefix): only then is the registry loaded, before the workers start.
     """
-    if is_import_string(name) or not _any_installed(environments_root()):
+    if is_import_string(name) or not _may_serve(name):
         return sys.executable
     registry = registry or default_registry()
     if not registry.knows(name):
@@ -96,7 +117,7 @@ def host_environment_problem(name: str, registry: BenchmarkRegistry | None = Non
     in workers started from the family's venv. Host-side stepping (``check_benchmark`` in-process, ``replay
     --render``, ``report --render-episodes``) says so instead of failing on the missing import.
     """
-    if is_import_string(name) or not _any_installed(environments_root()):
+    if is_import_string(name) or not _may_serve(name):
         return None  # without its venv such a family's Benchmark cannot even be built (Extra.require)
     registry = registry or default_registry()
     if not registry.knows(name):

@@ -12,6 +12,7 @@ included, removes the temporary folder: a failed install leaves nothing, and the
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import datetime
 import json
 import os
@@ -46,7 +47,7 @@ from evoledger.kernel.family_env.place import (
 )
 from evoledger.ledger.errors import InfraError
 
-__all__ = ["InstallResult", "install_environment", "remove_environment"]
+__all__ = ["InstallResult", "install_environment", "remove_environment", "update_benchmarks"]
 
 _KEPT_LINES: Final = 12
 """How many of pip's last output lines a failed install quotes."""
@@ -155,13 +156,15 @@ def install_environment(
     family_requirements: tuple[str, ...],
     modules: tuple[str, ...] = (),
     *,
+    benchmarks: tuple[str, ...] = (),
     root: Path | None = None,
     on_line: Callable[[str], None] = lambda line: None,
     clock: Callable[[], float] = time.monotonic,
 ) -> InstallResult:
     """Make (or remake) ``family``'s venv from ``family_requirements``; ``modules`` must import there afterwards.
 
-    ``on_line`` receives progress: a line per phase and every line pip prints. Replaces an existing venv of the family
+    ``benchmarks``: the family's Benchmark names and aliases (recorded in the marker). ``on_line`` receives
+    progress: a line per phase and every line pip prints. Replaces an existing venv of the family
     only once the new one is complete. Raises :class:`InfraError` (nothing left behind) when a step fails.
     """
     root = root or environments_root()
@@ -192,12 +195,18 @@ def install_environment(
             created=datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
             install_seconds=round(seconds, 1),
             versions=versions,
+            benchmarks=benchmarks,
         )
         (building / MARKER_NAME).write_text(marker.to_json(), encoding="utf-8")
         _relocate_scripts(building, final)
         with _signals_held():
             retired = _retire(final, root, family)
-            os.rename(building, final)
+            try:
+                os.rename(building, final)
+            except OSError:
+                if retired is not None:  # put the previous venv back
+                    os.rename(retired, final)
+                raise
     except BaseException:
         shutil.rmtree(building, ignore_errors=True)
         raise
@@ -234,3 +243,14 @@ def remove_environment(family: str, root: Path | None = None) -> Path | None:
         return None
     shutil.rmtree(retired, ignore_errors=True)
     return folder
+
+
+def update_benchmarks(status: EnvironmentStatus, benchmarks: tuple[str, ...]) -> bool:
+    """Record ``benchmarks`` in an installed venv's marker if it lists others (atomically); whether it did."""
+    if status.marker is None or status.marker.benchmarks == benchmarks:
+        return False
+    marker = dataclasses.replace(status.marker, benchmarks=benchmarks)
+    written = status.path / f".{MARKER_NAME}.{os.getpid()}"
+    written.write_text(marker.to_json(), encoding="utf-8")
+    os.replace(written, status.path / MARKER_NAME)
+    return True

@@ -2,9 +2,10 @@
 
 Each family venv holds ``evoledger-env.json``: the requirements it was installed from and their digest, the Python
 ``X.Y`` and base interpreter, the evoledger source folder it serves (linked into its ``site-packages``), the
-distributions installed with their versions, when it was made and how long that took. :func:`family_status` compares
-it with what the family declares *now*: a venv made from other requirements, another Python or another evoledger
-source is ``stale`` (``evoledger env install FAMILY`` again); no venv at all is ``missing``.
+distributions installed with their versions, the family's Benchmark names, when it was made and how long that took.
+:func:`family_status` compares it with what the family declares *now*: a venv made from other requirements, another
+Python or another evoledger source is ``stale`` (``evoledger env install FAMILY`` again); no venv at all is
+``missing``.
 """
 
 from __future__ import annotations
@@ -71,10 +72,14 @@ class Marker:
     install_seconds: float
     versions: dict[str, str] = field(default_factory=dict)
     """Installed distribution name -> version."""
+    benchmarks: tuple[str, ...] = ()
+    """The family's Benchmark names and aliases when it was installed: lets an executor skip loading the registry
+    for a Benchmark of no installed family (:func:`~.families.worker_python`). Not part of being current."""
 
     def to_json(self) -> str:
         """The marker file's text."""
-        return json.dumps({**asdict(self), "requirements": list(self.requirements)}, indent=2, sort_keys=True) + "\n"
+        data = {**asdict(self), "requirements": list(self.requirements), "benchmarks": list(self.benchmarks)}
+        return json.dumps(data, indent=2, sort_keys=True) + "\n"
 
 
 def read_marker(folder: Path) -> Marker | None:
@@ -94,6 +99,7 @@ def read_marker(folder: Path) -> Marker | None:
             created=str(data["created"]),
             install_seconds=float(data["install_seconds"]),
             versions={str(k): str(v) for k, v in dict(data["versions"]).items()},
+            benchmarks=tuple(str(n) for n in data.get("benchmarks", ())),
         )
     except (OSError, ValueError, KeyError, TypeError):
         return None

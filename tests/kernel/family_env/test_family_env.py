@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import re
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -36,7 +37,7 @@ REQUIREMENTS = ("gymnasium==1.2.0",)
 REPOSITORY = Path(__file__).resolve().parents[3]
 
 
-def _fake_venv(root: Path, **changes: str) -> Path:
+def _fake_venv(root: Path, **changes: object) -> Path:
     """A folder that family_status takes for ``FAMILY``'s venv made from ``REQUIREMENTS`` (``changes``: its marker)."""
     folder = root / FAMILY
     (folder / "bin").mkdir(parents=True)
@@ -192,3 +193,21 @@ def test_an_interrupted_install_stops_pip_and_leaves_nothing(tmp_path: Path) -> 
     with pytest.raises(KeyboardInterrupt):
         install_environment("other-family", ("gymnasium==1.2.0",), root=tmp_path, on_line=interrupt)
     assert _leftovers(tmp_path) == []
+
+
+def test_an_executor_loads_no_benchmark_module_for_a_benchmark_no_installed_venv_serves(tmp_path: Path) -> None:
+    folder = _fake_venv(tmp_path, benchmarks=("demo/task", "demo-old"))
+    assert read_marker(folder).benchmarks == ("demo/task", "demo-old")  # type: ignore[union-attr]
+    probe = (
+        "import sys\n"
+        "from evoledger.kernel.family_env import worker_python\n"
+        "loaded = 'evoledger.benchmarks.toy'\n"
+        "print(worker_python('classic-control/cartpole') == sys.executable, loaded in sys.modules)\n"
+        "print(worker_python('demo/added-since') == sys.executable, loaded in sys.modules)\n"
+    )
+    env = {**os.environ, "EVOLEDGER_ENVS": str(tmp_path)}
+    done = subprocess.run([sys.executable, "-c", probe], env=env, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    # cartpole: no marker names it or its prefix, so the registry was not loaded; demo/added-since: same prefix as
+    # demo/task, so it was (and, the name being unknown, its workers start from the main interpreter)
+    assert done.stdout.split() == ["True", "False", "True", "True"]
