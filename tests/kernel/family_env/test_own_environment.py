@@ -22,7 +22,9 @@ from pathlib import Path
 
 import gymnasium
 import pytest
+from evoledger.kernel.authoring import Extra, OwnEnvironment
 from evoledger.kernel.execution.isolation import probe_bwrap
+from evoledger.tests.support.family_venv import run_in_family_venv
 from evoledger.tests.support.own_env_family import (
     OWN_ENV_FAMILY,
     OWN_ENV_NAME,
@@ -178,7 +180,9 @@ def test_run_and_replay_execute_run_in_the_venv_and_host_side_rendering_says_why
     assert "write --out with .gif or .png" in video.stderr
 
 
-def test_check_benchmark_runs_inside_the_venv_and_says_why_not_outside_it(installed: Installed) -> None:
+def test_check_benchmark_runs_inside_the_venv_and_says_why_not_outside_it(
+    installed: Installed, monkeypatch: pytest.MonkeyPatch
+) -> None:
     check = (
         "from evoledger import check_benchmark\n"
         "from evoledger.kernel.registry import default_registry\n"
@@ -189,12 +193,13 @@ def test_check_benchmark_runs_inside_the_venv_and_says_why_not_outside_it(instal
         "except OwnEnvironmentError as exc:\n"
         "    print('OwnEnvironmentError', exc)\n"
     )
-    env = {**installed.environ, "PYTHONPATH": installed.family.pythonpath()}
-    outside = _ok(_run([sys.executable, "-c", check], env, installed.root)).stdout
+    for key, value in {**installed.environ, "PYTHONPATH": installed.family.pythonpath()}.items():
+        monkeypatch.setenv(key, value)
+    outside = _ok(_run([sys.executable, "-c", check], dict(os.environ), installed.root)).stdout
     assert outside.startswith("OwnEnvironmentError check_benchmark makes Environments in this process, but")
     assert f"evoledger env path {OWN_ENV_FAMILY} --python" in outside
-    venv_python = str(installed.root / "envs" / OWN_ENV_FAMILY / "bin" / "python")
-    assert _ok(_run([venv_python, "-c", check], env, installed.root)).stdout.strip() == "True"
+    extra = Extra(OWN_ENV_FAMILY, (), own_environment=OwnEnvironment(installed.family.requirements, "tests"))
+    assert run_in_family_venv(extra, check).strip() == "True"  # tests/support/family_venv.py, as a family's tests
 
 
 def test_a_family_that_declares_other_requirements_finds_its_venv_stale(installed: Installed) -> None:
