@@ -30,7 +30,7 @@ def _megabytes(size: int) -> str:
 
 @click.group("env")
 def env_group() -> None:
-    """Own environments of Benchmark families that cannot share the main one (their workers run in a venv).
+    """Per-family venvs: where families with clashing pins run their Episodes.
 
     Some families pin versions the main environment cannot hold (dm-control needs mujoco<4, nle pins gymnasium
     1.2.0). Their Benchmarks are listed and built in the Host as usual, but their Episodes run in workers started

@@ -27,6 +27,7 @@ from evoledger.kernel.family_env import (
     install_environment,
     install_requirements,
     read_marker,
+    remove_environment,
     requirements_digest,
     worker_python,
 )
@@ -211,3 +212,10 @@ def test_an_executor_loads_no_benchmark_module_for_a_benchmark_no_installed_venv
     # cartpole: no marker names it or its prefix, so the registry was not loaded; demo/added-since: same prefix as
     # demo/task, so it was (and, the name being unknown, its workers start from the main interpreter)
     assert done.stdout.split() == ["True", "False", "True", "True"]
+
+
+def test_removing_a_venv_leaves_nothing_of_it(tmp_path: Path) -> None:
+    folder = _fake_venv(tmp_path)
+    assert remove_environment(FAMILY, tmp_path) == folder
+    assert _leftovers(tmp_path) == []
+    assert remove_environment(FAMILY, tmp_path) is None
