@@ -169,6 +169,7 @@ def _leftovers(root: Path) -> list[str]:
     return sorted(entry.name for entry in root.iterdir()) if root.exists() else []
 
 
+@pytest.mark.slow  # pip starts, and fails: a few seconds
 def test_a_failed_install_leaves_nothing_keeps_the_previous_venv_and_sweeps_killed_installs(tmp_path: Path) -> None:
     previous = _fake_venv(tmp_path)
     before = (previous / MARKER_NAME).read_text()
@@ -186,6 +187,7 @@ def test_a_failed_install_leaves_nothing_keeps_the_previous_venv_and_sweeps_kill
     assert lines[1].startswith("pip install evoledger-no-such-package")
 
 
+@pytest.mark.slow  # pip starts, and is stopped: a few seconds
 def test_an_interrupted_install_stops_pip_and_leaves_nothing(tmp_path: Path) -> None:
     def interrupt(line: str) -> None:
         if not line.startswith(("creating", "pip install")):  # pip's first line: pip is running
