@@ -8,7 +8,8 @@ to a process exit code so the CLI can translate errors without knowing every cla
     │   ├── EncodingError                        a value cannot be encoded canonically
     │   ├── UnknownNameError                     a registry name does not exist ("did you mean ...?")
     │   ├── ConfigError                          a configuration value is invalid
-    │   │   └── MissingExtraError                a Benchmark family's optional extra is not installed
+    │   │   ├── MissingExtraError                a Benchmark family's optional extra is not installed
+    │   │   └── OwnEnvironmentError              a family's Environments run only in its own venv, not in the Host
     │   └── SnapshotError                        a Program directory cannot be snapshotted
     ├── LedgerError                     exit 3   the record on disk is absent, damaged or contested
     │   ├── LedgerNotFoundError                  no ledger at that path
@@ -48,6 +49,7 @@ __all__ = [
     "ObjectEvictedError",
     "ObjectMissingError",
     "ObjectOversizeError",
+    "OwnEnvironmentError",
     "SchemaError",
     "SnapshotError",
     "StorageFullError",
@@ -79,13 +81,18 @@ class ConfigError(InputError):
 class MissingExtraError(ConfigError):
     """A Benchmark family needs an optional extra that is not installed; the message is the install command."""
 
-    def __init__(self, what: str, extra: str, missing: str) -> None:
-        super().__init__(
-            f"{what} needs the optional extra {extra!r} (module {missing!r} is not installed); "
-            f"install it with: pip install 'evoledger[{extra}]'"
-        )
+    def __init__(self, what: str, extra: str, missing: str, *, install: str | None = None, why: str = "") -> None:
+        """``install``: the command that installs it (default: pip install 'evoledger[<extra>]'); ``why``: detail."""
+        where = f"module {missing!r} is not installed" + (f"; {why}" if why else "")
+        command = install if install is not None else f"pip install 'evoledger[{extra}]'"
+        super().__init__(f"{what} needs the optional extra {extra!r} ({where}); install it with: {command}")
         self.extra = extra
         self.missing = missing
+
+
+class OwnEnvironmentError(ConfigError):
+    """Something would make a Benchmark's Environment in the Host, but its family runs Environments only in workers
+    started from its own venv (``evoledger env install FAMILY``): the message says what cannot be done and why."""
 
 
 class SnapshotError(InputError):

@@ -10,6 +10,12 @@ family, installed or not. The module therefore declares, next to its ``BENCHMARK
   the Benchmark, and the Policy limits its Programs need where a command line sets none (``default_limits``).
 
 The heavy package (``mujoco``, ``minigrid``, ...) is imported inside the factory, after ``require()``.
+
+A family whose dependencies cannot share the main environment (dm-control needs ``mujoco<4``, nle pins gymnasium
+1.2.0) declares ``Extra(name, modules, own_environment=OwnEnvironment(requirements, reason))``: ``evoledger env
+install <name>`` makes it a venv (:mod:`evoledger.kernel.family_env`) and its workers start from that venv's
+interpreter. Its factory then builds the Benchmark in the Host *without* the heavy package (spec, spaces from static
+tables, ``episodes()``, ``feedback()``, Programs); only ``make_environment()``, called in a worker, imports it.
 """
 
 from __future__ import annotations
@@ -25,10 +31,11 @@ __all__ = ["CatalogEntry", "Extra", "OwnEnvironment"]
 
 @dataclass(frozen=True, slots=True)
 class OwnEnvironment:
-    """A family that cannot share the main environment: its workers run in a venv of its own."""
+    """A family's own Python environment: the venv ``evoledger env install <extra name>`` makes for its workers."""
 
     requirements: tuple[str, ...]
-    """pip requirement strings for the family venv, e.g. ("dm-control==1.0.50", "mujoco>=3.2,<4")."""
+    """pip requirement strings of the family venv, e.g. ``("dm-control==1.0.50", "mujoco>=3.2,<4")`` (what a worker
+    itself needs is added)."""
     reason: str
     """One line: why the family cannot share the main environment."""
 
@@ -38,16 +45,28 @@ class Extra:
     """An optional extra of the ``evoledger`` distribution and the modules that show it is installed."""
 
     name: str
-    """The extra's name in ``pyproject.toml`` (``pip install 'evoledger[<name>]'``)."""
+    """The extra's name in ``pyproject.toml`` (``pip install 'evoledger[<name>]'``); with :attr:`own_environment`,
+    the family name of ``evoledger env install <name>``."""
     modules: tuple[str, ...]
     """Top-level import names that must all be importable."""
     own_environment: OwnEnvironment | None = None
-    """Set for a family whose workers run in a venv of its own (``evoledger env install <name>``)."""
+    """Set when the family's workers run in a venv of their own instead of the main environment."""
 
     @property
     def install_command(self) -> str:
-        """The exact command that installs this extra."""
+        """The exact command that installs this extra (``evoledger env install`` for an own environment)."""
+        if self.own_environment is not None:
+            return f"evoledger env install {self.name}"
         return f"pip install 'evoledger[{self.name}]'"
+
+    def _environment_problem(self) -> str | None:
+        """Why the family's own venv cannot serve (stale or missing), or ``None`` when it is installed and current."""
+        if self.own_environment is None:
+            return "it has no environment of its own"
+        from evoledger.kernel.family_env.marker import family_status  # standard library only
+
+        status = family_status(self.name, self.own_environment.requirements)
+        return None if status.state == "installed" else status.reason
 
     def missing_module(self) -> str | None:
         """The first of :attr:`modules` that cannot be found (without importing it), or ``None``."""
@@ -61,14 +80,26 @@ class Extra:
 
     @property
     def installed(self) -> bool:
-        """Whether every module of the extra can be found."""
-        return self.missing_module() is None
+        """Whether every module of the extra can be found, or its own environment is installed and current."""
+        return self.missing_module() is None or (
+            self.own_environment is not None and self._environment_problem() is None
+        )
 
     def require(self, what: str) -> None:
-        """Raise :class:`MissingExtraError` naming ``what`` (a Benchmark name) unless the extra is installed."""
+        """Raise :class:`MissingExtraError` naming ``what`` (a Benchmark name) unless the extra is installed.
+
+        For an own-environment family the error's fix is ``evoledger env install <name>`` (and says why a venv that
+        exists is stale)."""
         missing = self.missing_module()
-        if missing is not None:
+        if missing is None:
+            return
+        if self.own_environment is None:
             raise MissingExtraError(what, self.name, missing)
+        problem = self._environment_problem()
+        if problem is not None:
+            detail = "not installed" if problem.startswith("no environment") else problem.partition(";")[0]
+            why = f"its workers run in a venv of their own: {detail}"
+            raise MissingExtraError(what, self.name, missing, install=self.install_command, why=why)
 
 
 @dataclass(frozen=True, slots=True)

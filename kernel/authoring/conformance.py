@@ -72,7 +72,7 @@ from evoledger.kernel.authoring.episodes import SPLITS, EpisodeSpec, Split
 from evoledger.kernel.authoring.seeds import derive_seed
 from evoledger.kernel.authoring.spaces import describe_space
 from evoledger.ledger.canonical import canonical_json
-from evoledger.ledger.errors import EncodingError, InputError
+from evoledger.ledger.errors import EncodingError, InputError, OwnEnvironmentError
 from gymnasium import spaces
 
 __all__ = [
@@ -219,7 +219,8 @@ def check_benchmark(
     ``seed`` derives the Host seeds handed to ``episodes()``; ``rng`` (default ``numpy.random.default_rng(seed)``)
     drives the random actions. Even-numbered Episodes receive actions as sampled (numpy), odd-numbered ones as JSON
     values (lists, ints), the way they arrive over a process boundary. Returns a :class:`ConformanceReport`; call
-    its ``raise_for_problems()`` to fail loudly.
+    its ``raise_for_problems()`` to fail loudly. Raises :class:`~evoledger.ledger.errors.OwnEnvironmentError` for a
+    Benchmark whose family makes its Environments only in its own venv (``evoledger env``) when called outside it.
     """
     if isinstance(episodes, bool) or not isinstance(episodes, int) or episodes < 1:
         raise InputError(f"episodes must be a positive integer, got {episodes!r}")
@@ -233,6 +234,12 @@ def check_benchmark(
         return findings.report("?")
     spec = check_spec(benchmark, findings)
     benchmark_id = spec.id if spec is not None else "?"
+    if spec is not None:
+        from evoledger.kernel.family_env.families import host_environment_problem  # the registry: only now
+
+        problem = host_environment_problem(spec.id)
+        if problem is not None:
+            raise OwnEnvironmentError(f"check_benchmark makes Environments in this process, but {problem}")
     max_steps = spec.max_episode_steps if spec is not None and spec.max_episode_steps >= 1 else _FALLBACK_MAX_STEPS
     plans = check_plans(benchmark, findings, seed=seed, count=episodes)
     action_space = findings.guarded("spec.invalid", "benchmark.action_space", lambda: benchmark.action_space)

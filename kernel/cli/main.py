@@ -43,6 +43,7 @@ COMMANDS: Final = {
     "unbundle": "evoledger.kernel.cli.bundle_command:unbundle_command",
     "benchmarks": "evoledger.kernel.cli.benchmarks_command:benchmarks_command",
     "agents": "evoledger.kernel.cli.agents_command:agents_command",
+    "env": "evoledger.kernel.cli.env_command:env_group",
 }
 """Every ``evoledger`` command: its name and the ``module:attribute`` of its click command, imported when invoked."""
 

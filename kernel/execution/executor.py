@@ -11,6 +11,8 @@ was found *stopped* (a Policy that sent it ``SIGSTOP``): it is then killed at on
 ``protocol_error``. Closing the executor, Ctrl-C and ``SIGTERM`` leave no worker behind (:mod:`~.process_guard`).
 With ``isolation="bwrap"`` (or ``"auto"`` where bubblewrap works) each worker's zygote and Policy children run in
 a bubblewrap sandbox instead (:mod:`~.isolation`); the isolation actually used is :attr:`LocalExecutor.isolation`.
+The workers of a Benchmark whose family has its own environment (``evoledger env install FAMILY``) start from that
+venv's interpreter (:attr:`LocalExecutor.python`; :func:`~evoledger.kernel.family_env.worker_python`).
 """
 
 from __future__ import annotations
@@ -117,14 +119,22 @@ class _Worker:
     """The coordinator's handle on one worker process."""
 
     def __init__(
-        self, slot: int, cpu: int | None, benchmark_json: bytes, bwrap: str | None = None, spare: tuple[int, ...] = ()
+        self,
+        slot: int,
+        cpu: int | None,
+        benchmark_json: bytes,
+        bwrap: str | None = None,
+        spare: tuple[int, ...] = (),
+        python: str = sys.executable,
     ) -> None:
         self.slot = slot
         self.cpu = cpu
         self.spare = spare
         self.bwrap = bwrap
+        self.python = python
+        """The interpreter the worker starts from: the main one, or a family venv's (never resolved: that loses it)."""
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
-        command = [sys.executable, "-m", "evoledger.kernel.execution.worker_start", "--fd", str(theirs.fileno())]
+        command = [python, "-m", "evoledger.kernel.execution.worker_start", "--fd", str(theirs.fileno())]
         if cpu is not None:
             command += ["--cpu", str(cpu)]
         if cpu is not None and spare:  # CPUs no worker is pinned to: its zygote forks the next Policy child there
@@ -260,6 +270,11 @@ class LocalExecutor:
             check_policy_abi(policy_abi, benchmark.name)
             message["policy_abi"] = policy_abi
         self._benchmark_json = orjson.dumps(message)
+        from evoledger.kernel.family_env.families import worker_python  # the registry only if a venv is installed
+
+        self.python = worker_python(benchmark.name)
+        """The interpreter the workers start from: a family venv's for a Benchmark whose family has its own
+        environment and does not import in the main one (:mod:`evoledger.kernel.family_env`), else the main one."""
         self._startup_timeout = startup_timeout
         cpus = sorted(os.sched_getaffinity(0))
         self._cpus: list[int | None] = [cpus[i % len(cpus)] if pin_cpus else None for i in range(workers)]
@@ -272,7 +287,7 @@ class LocalExecutor:
         self._next_check = 0.0
         try:
             self._workers = [
-                _Worker(slot, cpu, self._benchmark_json, self._bwrap, self._spare)
+                _Worker(slot, cpu, self._benchmark_json, self._bwrap, self._spare, self.python)
                 for slot, cpu in enumerate(self._cpus)
             ]
             if wait_until_ready:
@@ -467,4 +482,6 @@ class LocalExecutor:
                 ),
                 wall_seconds=time.perf_counter() - worker.dispatched_at,
             )
-        self._workers[worker.slot] = _Worker(worker.slot, worker.cpu, self._benchmark_json, self._bwrap, worker.spare)
+        self._workers[worker.slot] = _Worker(
+            worker.slot, worker.cpu, self._benchmark_json, self._bwrap, worker.spare, worker.python
+        )

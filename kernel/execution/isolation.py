@@ -10,6 +10,9 @@ user namespace). Programs are copied per Episode into a worker-private directory
 at :data:`SANDBOX_PROGRAMS`. Only Policy-side code ever runs inside, so the Policy cannot see, signal or read its
 worker, and whatever breaks the sandbox during an Episode is the Policy's doing.
 
+A worker started from a family venv (:mod:`evoledger.kernel.family_env`) binds that venv at its own path and runs its
+``bin/python`` unresolved, next to the base interpreter's prefix the venv's link points into.
+
 ``auto`` resolves to ``bwrap`` when the ``bwrap`` binary exists and a quick probe sandbox runs, else to
 ``local`` with the reason (:func:`resolve_isolation`). Asking for ``bwrap`` when it cannot work is a
 :class:`ConfigError` with the install hint.
@@ -122,6 +125,8 @@ def _system_binds() -> list[str]:
         args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
     bound = [Path("/usr")]
     package_parent = Path(evoledger.__file__).resolve().parent.parent
+    if _in_venv():  # a family venv: bound by _venv_binds, after the sandbox's own /tmp (it may live under /tmp)
+        bound.append(Path(sys.prefix).resolve())
     candidates = [sys.prefix, sys.base_prefix, sys.exec_prefix, str(Path(sys.executable).resolve().parent.parent)]
     candidates += site.getsitepackages()  # what the sandboxed interpreter finds itself (never PYTHONPATH's)
     for candidate in candidates:
@@ -131,6 +136,26 @@ def _system_binds() -> list[str]:
         args += ["--ro-bind", str(path), str(path)]
         bound.append(path)
     return args
+
+
+def _in_venv() -> bool:
+    return sys.prefix != sys.base_prefix
+
+
+def _venv_binds() -> list[str]:
+    """A family venv (:mod:`evoledger.kernel.family_env`), read-only where its interpreter names it (links kept)."""
+    if not _in_venv():
+        return []
+    venv = Path(sys.prefix).absolute()
+    return ["--ro-bind", str(venv.resolve()), str(venv)]
+
+
+def _interpreter() -> str:
+    """The interpreter a sandboxed zygote runs: a venv's own ``bin/python`` as is (resolving the link would start
+    the base interpreter without the venv's packages), else the resolved executable."""
+    if _in_venv():
+        return str(Path(sys.executable).absolute())
+    return str(Path(sys.executable).resolve())
 
 
 def bwrap_command(bwrap: str, programs: Path, cpu: int | None, fd: int) -> list[str]:
@@ -144,8 +169,9 @@ def bwrap_command(bwrap: str, programs: Path, cpu: int | None, fd: int) -> list[
     size = str(SANDBOX_TMPFS_BYTES)  # a tmpfs is memory that RLIMIT_AS does not count: bounded here
     args += ["--size", size, "--tmpfs", "/tmp", "--proc", "/proc", "--dev", "/dev"]
     args += ["--size", size, "--tmpfs", "/dev/shm", "--chdir", "/tmp"]
+    args += _venv_binds()
     entry = "evoledger.kernel.execution.sandbox_main"
-    args += ["--", str(Path(sys.executable).resolve()), "-m", entry, "--fd", str(fd)]
+    args += ["--", _interpreter(), "-m", entry, "--fd", str(fd)]
     if cpu is not None:
         args += ["--cpu", str(cpu)]
     return args

@@ -81,6 +81,11 @@ def _render(env: Any) -> np.ndarray[Any, np.dtype[np.uint8]]:
 
 
 def _opener(benchmark: Benchmark) -> Callable[[EpisodeSpec], Any]:
+    from evoledger.kernel.family_env.families import host_environment_problem  # the registry: only now
+
+    problem = host_environment_problem(benchmark.spec.id)
+    if problem is not None:  # its Environments exist only in its own venv's workers, never in the Host
+        raise NoRenderer(problem)
     make = benchmark.make_environment
     try:
         parameters = inspect.signature(make).parameters.values()

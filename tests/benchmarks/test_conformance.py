@@ -167,7 +167,7 @@ SHORT: dict[str, dict[str, Any]] = {
 a 240x320x3 ViZDoom screen (a 4,200-step deathmatch Episode ran a test process out of 23 GB of memory)."""
 
 
-@pytest.mark.parametrize("name", benchmark_params())  # a family's Benchmarks under pytest -m catalog
+@pytest.mark.parametrize("name", benchmark_params(in_host=True))  # a family's Benchmarks under pytest -m catalog
 def test_every_registered_benchmark_conforms(name: str) -> None:
     config = next((c for prefix, c in SHORT.items() if name.startswith(prefix)), {})
     report = check_benchmark(default_registry().make(name, config), episodes=3, seed=0)

@@ -25,16 +25,25 @@ def core_names() -> list[str]:
     return [e.name for e in default_registry().entries() if e.extra is None]
 
 
-def benchmark_params() -> list[Any]:
-    """Every registered name as a ``pytest.param``: plain for the core, ``catalog``-marked for a family's."""
+def benchmark_params(*, in_host: bool = False) -> list[Any]:
+    """Every registered name as a ``pytest.param``: plain for the core, ``catalog``-marked for a family's.
+
+    ``in_host``: the test makes Environments in its own process (``check_benchmark``), which a family with its own
+    environment (``evoledger env``) cannot do outside its venv: its rows are skipped, saying so (its own tests check
+    it inside the venv).
+    """
     params = []
     for entry in default_registry().entries():
         if entry.extra is None and entry.family not in CATALOG_ONLY_FAMILIES:
             params.append(pytest.param(entry.name, id=entry.name))
             continue
         marks = [pytest.mark.catalog]
-        if entry.extra is not None and not entry.extra.installed:
-            why = f"needs the extra {entry.extra.name!r}: {entry.extra.install_command}"
+        extra = entry.extra
+        if extra is not None and not extra.installed:
+            why = f"needs the extra {extra.name!r}: {extra.install_command}"
+            marks.append(pytest.mark.skip(reason=why))
+        elif in_host and extra is not None and extra.own_environment is not None and extra.missing_module():
+            why = f"its Environments run only in the {extra.name!r} venv (evoledger env); its own tests check it there"
             marks.append(pytest.mark.skip(reason=why))
         params.append(pytest.param(entry.name, id=entry.name, marks=marks))
     return params
