@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import math
+import os
 import re
 import subprocess
 import sys
@@ -83,9 +84,15 @@ print(json.dumps({"names": list(family.BENCHMARKS), "error": error, "spec": benc
 """
 
 
-def test_the_family_lists_and_builds_on_the_host_without_importing_dm_control() -> None:
+def test_the_family_lists_and_builds_on_the_host_without_importing_dm_control(tmp_path: Path) -> None:
+    no_venvs = {**os.environ, "EVOLEDGER_ENVS": str(tmp_path)}  # the family's venv, if installed here, is not found
     done = subprocess.run(
-        [sys.executable, "-c", _WITHOUT_DM_CONTROL], capture_output=True, text=True, timeout=120, check=False
+        [sys.executable, "-c", _WITHOUT_DM_CONTROL],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+        env=no_venvs,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     found = json.loads(done.stdout)
@@ -93,6 +100,7 @@ def test_the_family_lists_and_builds_on_the_host_without_importing_dm_control() 
     assert found["spec"] == "dm-control/cartpole-swingup"
     assert found["heavy"] == []
     assert "dm-control/cartpole-swingup" in found["error"]
+    assert "evoledger env install dm-control" in found["error"]
     assert "'dm-control'" in found["error"]  # the family's name: `evoledger env install dm-control` installs it
 
 

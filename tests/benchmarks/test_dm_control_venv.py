@@ -1,9 +1,11 @@
 """The DeepMind Control Suite family inside its own environment: the static table against the real environments,
 ``check_benchmark``, real Episodes through ``evaluate()``, heuristics against the baseline and CLI Runs.
 
-Everything here runs in a subprocess with the family's Python (dm-control 1.0.50, MuJoCo 3), named by the
-environment variable ``EVOLEDGER_TEST_DMC_PYTHON``; without it the tests are skipped. The default suite runs the
-quick ones (a few seconds in all); every task at full length is under ``pytest -m catalog``.
+What only the family's venv can do (dm-control 1.0.50, MuJoCo 3: compare the static table with the real tasks,
+``check_benchmark``) runs in a subprocess with its Python; ``evaluate()`` and the CLI run as a user runs them, the Host
+in the main environment and the workers in the venv. Without the venv (``evoledger env install dm-control``; CI
+installs it) the tests are skipped with that command; ``EVOLEDGER_TEST_DMC_PYTHON`` points them at another
+interpreter. The default suite runs the quick ones; every task at full length is under ``pytest -m catalog``.
 """
 
 from __future__ import annotations
@@ -11,22 +13,29 @@ from __future__ import annotations
 import json
 import os
 import subprocess
+import sys
 import textwrap
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any, Final
 
 import pytest
-from evoledger.benchmarks.dm_control_suite import HEURISTICS, TASKS
+from evoledger.benchmarks.dm_control_suite import EXTRA, HEURISTICS, TASKS
+from evoledger.kernel.authoring import benchmark_programs
+from evoledger.kernel.evaluation import EvaluationConfig, evaluate
+from evoledger.kernel.execution import LocalExecutor
+from evoledger.kernel.registry import BenchmarkRef, default_registry
+from evoledger.tests.support.family_venv import family_python
 
 PYTHON_VARIABLE: Final = "EVOLEDGER_TEST_DMC_PYTHON"
-FAMILY_PYTHON: Final = os.environ.get(PYTHON_VARIABLE, "")
-needs_family_python = pytest.mark.skipif(
-    not FAMILY_PYTHON,
-    reason=f"needs the dm-control family's environment: run `evoledger env install dm-control` and point "
-    f"{PYTHON_VARIABLE} at its python",
-)
-pytestmark = needs_family_python
+
+
+@pytest.fixture(scope="module")
+def family(site: Path) -> tuple[str, Path]:
+    """The family's interpreter (``EVOLEDGER_TEST_DMC_PYTHON``, else the installed venv's; skips without one) and the
+    folder its scripts import this checkout's ``evoledger`` from."""
+    return os.environ.get(PYTHON_VARIABLE) or str(family_python(EXTRA)), site
+
 
 REPO: Final = Path(__file__).resolve().parents[2]
 HEURISTIC_TASKS: Final = [t.name for t in TASKS if t.domain in HEURISTICS]
@@ -41,11 +50,12 @@ def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return folder
 
 
-def _in_family(site: Path, code: str, *, timeout: float = 600.0, cwd: Path | None = None) -> Any:
+def _in_family(family: tuple[str, Path], code: str, *, timeout: float = 600.0, cwd: Path | None = None) -> Any:
     """Run ``code`` with the family's Python; it prints one JSON document last, which is returned."""
+    python, site = family
     env = {**os.environ, "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
     done = subprocess.run(
-        [FAMILY_PYTHON, "-c", textwrap.dedent(code)],
+        [python, "-c", textwrap.dedent(code)],
         capture_output=True,
         text=True,
         env=env,
@@ -96,8 +106,8 @@ print(json.dumps({"checked": len(TASKS), "problems": problems}))
 """
 
 
-def test_the_static_table_matches_the_real_environments(site: Path) -> None:
-    found = _in_family(site, _TABLE)
+def test_the_static_table_matches_the_real_environments(family: tuple[str, Path]) -> None:
+    found = _in_family(family, _TABLE)
     assert found == {"checked": 28, "problems": []}
 
 
@@ -111,46 +121,39 @@ print(json.dumps({{n: [r.ok, r.summary()] for n, r in reports.items()}}))
 """
 
 
-def test_check_benchmark_passes_on_short_episodes(site: Path) -> None:
+def test_check_benchmark_passes_on_short_episodes(family: tuple[str, Path]) -> None:
     names = ["dm-control/cartpole-swingup", "dm-control/manipulator-bring-ball"]
-    found = _in_family(site, _CONFORMANCE.format(names=names, config={"max_episode_steps": 8}, episodes=2))
+    found = _in_family(family, _CONFORMANCE.format(names=names, config={"max_episode_steps": 8}, episodes=2))
     assert {name: ok for name, (ok, _) in found.items()} == dict.fromkeys(names, True), found
 
 
-_EVALUATE = """
-import json
-from pathlib import Path
-from evoledger.kernel.authoring import benchmark_programs
-from evoledger.kernel.evaluation import EvaluationConfig, evaluate
-from evoledger.kernel.execution import LocalExecutor
-from evoledger.kernel.registry import BenchmarkRef, default_registry
-name, config, episodes, record = {name!r}, {config!r}, {episodes!r}, {record!r}
-programs = benchmark_programs(default_registry().make(name, config))
-scores = {{}}
-with LocalExecutor(BenchmarkRef(name=name, config=config)) as executor:
-    for kind in ("baseline", "heuristic"):
-        program = getattr(programs, kind)
-        if program is None:
-            continue
-        result = evaluate(program, BenchmarkRef(name=name, config=config), executor=executor,
-                          config=EvaluationConfig(episodes=episodes, seed=3),
-                          record_to=Path(record) / kind if record else None)
-        scores[kind] = {{"score": result.score, "failures": result.failures,
-                        "statuses": [e.status for e in result.episodes], "steps": [e.steps for e in result.episodes],
-                        "content": result.feedback_content}}
-print(json.dumps(scores))
-"""
+def _evaluate(name: str, *, episodes: int, config: dict[str, Any], record: Path | None = None) -> dict[str, Any]:
+    """The baseline's and the heuristic's results through ``evaluate()``: the Host here, the workers in the venv."""
+    ref = BenchmarkRef(name=name, config=config)
+    programs = benchmark_programs(default_registry().make(name, config))
+    found: dict[str, Any] = {}
+    with LocalExecutor(ref) as executor:
+        assert executor.python != sys.executable  # the workers start from the family's venv
+        for kind in ("baseline", "heuristic"):
+            program = getattr(programs, kind)
+            if program is None:
+                continue
+            config_ = EvaluationConfig(episodes=episodes, seed=3)
+            result = evaluate(
+                program, ref, executor=executor, config=config_, record_to=record / kind if record else None
+            )
+            found[kind] = {
+                "score": result.score,
+                "failures": result.failures,
+                "statuses": [e.status for e in result.episodes],
+                "steps": [e.steps for e in result.episodes],
+                "content": result.feedback_content,
+            }
+    return found
 
 
-def _evaluate(site: Path, name: str, *, episodes: int, config: dict[str, Any], record: Path | None = None) -> Any:
-    code = _EVALUATE.format(name=name, config=config, episodes=episodes, record=str(record) if record else None)
-    return _in_family(site, code)
-
-
-def test_real_episodes_through_evaluate_score_and_explain(site: Path, tmp_path: Path) -> None:
-    found = _evaluate(
-        site, "dm-control/cartpole-swingup", episodes=1, config={"max_episode_steps": 300}, record=tmp_path
-    )
+def test_real_episodes_through_evaluate_score_and_explain(family: tuple[str, Path], tmp_path: Path) -> None:
+    found = _evaluate("dm-control/cartpole-swingup", episodes=1, config={"max_episode_steps": 300}, record=tmp_path)
     baseline, heuristic = found["baseline"], found["heuristic"]
     assert baseline["statuses"] == heuristic["statuses"] == ["ok"]
     assert baseline["steps"] == heuristic["steps"] == [300]
@@ -179,8 +182,8 @@ def run_root() -> Iterator[Path]:
 
 @pytest.mark.catalog
 @pytest.mark.parametrize("name", [t.name for t in TASKS])
-def test_every_task_conforms(site: Path, name: str) -> None:
-    found = _in_family(site, _CONFORMANCE.format(names=[name], config={}, episodes=3))
+def test_every_task_conforms(family: tuple[str, Path], name: str) -> None:
+    found = _in_family(family, _CONFORMANCE.format(names=[name], config={}, episodes=3))
     ok, summary = found[name]
     assert ok, summary
 
@@ -191,43 +194,40 @@ EPISODES: Final = {"dm-control/reacher-hard": 10, "dm-control/reacher-easy": 10}
 
 @pytest.mark.catalog
 @pytest.mark.parametrize("name", HEURISTIC_TASKS)
-def test_the_heuristic_beats_the_zero_action(site: Path, name: str) -> None:
-    found = _evaluate(site, name, episodes=EPISODES.get(name, 5), config={})
+def test_the_heuristic_beats_the_zero_action(family: tuple[str, Path], name: str) -> None:
+    found = _evaluate(name, episodes=EPISODES.get(name, 5), config={})
     baseline, heuristic = found["baseline"], found["heuristic"]
     assert baseline["failures"] == heuristic["failures"] == 0
     assert heuristic["score"] > baseline["score"], (name, heuristic["score"], baseline["score"])
 
 
-_CLI = """
-import json, subprocess, sys
-cli = [sys.executable, "-c", "import sys; from evoledger.kernel.cli import main; sys.exit(main())"]
-def run(*args):
-    done = subprocess.run([*cli, *args], capture_output=True, text=True, timeout=1800)
-    if done.returncode != 0:
-        raise SystemExit(done.stdout[-2000:] + done.stderr[-2000:])
+def _cli(*args: str, cwd: Path) -> str:
+    done = subprocess.run(
+        [sys.executable, "-m", "evoledger", *args], capture_output=True, text=True, cwd=cwd, timeout=1800, check=False
+    )
+    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
     return done.stdout
-name, heuristic = {name!r}, {heuristic!r}
-small = ["--episode-budget", "4", "--validation-episodes", "1", "--assessment-episodes", "1"]
-evaluated = json.loads(run("evaluate", heuristic, "--benchmark", name, "--episodes", "2", "--json"))
-run("run", name, *small, "--seed", "5", "--agent-isolation", "local", "--record-to", "agent")
-agent = json.load(open("agent/host/report.json"))
-run("run", name, "--program", heuristic, *small, "--seed", "7", "--record-to", "given")
-replayed = json.loads(run("replay", "given", "--execute", "--json"))
-execution = next(c for c in replayed["checks"] if c["name"] == "execution")
-print(json.dumps({{"evaluated": evaluated["score"], "statuses": [e["status"] for e in evaluated["episodes"]],
-                  "agent": [agent["reason"], agent["selected"] is not None, agent["assessment_score"] is not None],
-                  "replayed": replayed["ok"], "execution": execution["summary"]}}))
-"""
 
 
 @pytest.mark.catalog
-def test_evaluate_run_and_replay_execute_from_the_cli(site: Path, run_root: Path) -> None:
-    """The CLI inside the family's environment: the built-in Agent's Run, a Run of the heuristic and its replay."""
+def test_evaluate_run_and_replay_execute_from_the_cli(family: tuple[str, Path], run_root: Path) -> None:
+    """The CLI as a user runs it (the Host in the main environment, the workers in the venv): the built-in Agent's
+    Run, a Run of the heuristic and its replay."""
     name = "dm-control/pendulum-swingup"
     heuristic = str(REPO / "benchmarks" / "programs" / "dm-control-pendulum-heuristic")
-    found = _in_family(site, _CLI.format(name=name, heuristic=heuristic), timeout=1800, cwd=run_root)
-    assert found["statuses"] == ["ok", "ok"]
-    assert found["evaluated"] > 500.0  # held upright most of the Episode: the zero action earns 0
-    assert found["agent"] == ["finished", True, True]
-    assert found["replayed"] is True
-    assert "6 of 6 Episodes reproduced" in found["execution"]
+    small = ["--episode-budget", "4", "--validation-episodes", "1", "--assessment-episodes", "1"]
+    evaluated = json.loads(_cli("evaluate", heuristic, "--benchmark", name, "--episodes", "2", "--json", cwd=run_root))
+    assert [e["status"] for e in evaluated["episodes"]] == ["ok", "ok"]
+    assert evaluated["score"] > 500.0  # held upright most of the Episode: the zero action earns 0
+    _cli("run", name, *small, "--seed", "5", "--agent-isolation", "local", "--record-to", "agent", cwd=run_root)
+    agent = json.loads((run_root / "agent" / "host" / "report.json").read_text())
+    assert [agent["reason"], agent["selected"] is not None, agent["assessment_score"] is not None] == [
+        "finished",
+        True,
+        True,
+    ]
+    _cli("run", name, "--program", heuristic, *small, "--seed", "7", "--record-to", "given", cwd=run_root)
+    replayed = json.loads(_cli("replay", "given", "--execute", "--json", cwd=run_root))
+    assert replayed["ok"] is True
+    execution = next(c for c in replayed["checks"] if c["name"] == "execution")
+    assert "6 of 6 Episodes reproduced" in execution["summary"]

@@ -9,6 +9,7 @@ Episodes against NLE itself are checked inside the family's venv by ``test_netha
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -45,7 +46,6 @@ def test_the_catalogue_row_declares_its_own_environment() -> None:
     assert nethack.make_nethack_score.config_model is NetHackConfig  # type: ignore[attr-defined]
 
 
-@pytest.mark.skipif(EXTRA.installed, reason="the family's environment is installed: the CLI would not refuse")
 def test_without_its_environment_the_cli_refuses_in_one_line(tmp_path: Path) -> None:
     cli = "import sys; from evoledger.kernel.cli import main; sys.exit(main())"
     program = PROGRAMS / "nle-nethack-baseline"
@@ -56,12 +56,13 @@ def test_without_its_environment_the_cli_refuses_in_one_line(tmp_path: Path) -> 
         timeout=120,
         check=False,
         cwd=tmp_path,
+        env={**os.environ, "EVOLEDGER_ENVS": str(tmp_path / "envs")},  # no family venv, even where one is installed
     )
     assert refused.returncode == 2
     assert refused.stdout == ""
     (line,) = refused.stderr.strip().splitlines()
     assert line.startswith("error: nle/nethack-score needs")
-    assert "nle" in line.partition("needs")[2]
+    assert line.endswith("evoledger env install nle"), line
 
 
 def test_the_host_builds_the_benchmark_without_importing_nle(host: Any) -> None:

@@ -1,9 +1,11 @@
 """NLE NetHackScore inside the family's own environment: the Host's static tables against NLE itself, and Episodes.
 
-The family's venv (``evoledger env install nle``) holds nle 1.3.0 and gymnasium 1.2.0; point
-``EVOLEDGER_TEST_NLE_PYTHON`` at its interpreter to run these (CI does). Each test runs a script with that
-interpreter, importing this checkout's ``evoledger``. Quick checks run in the default suite; whole Episodes through
-``evaluate()`` and a built-in-Agent Run with ``replay --execute`` run under ``pytest -m catalog``.
+The family's venv (``evoledger env install nle``) holds nle 1.3.0 and gymnasium 1.2.0. What only the venv can do
+(compare the static tables with NLE, step Environments in-process, ``check_benchmark``) runs in a script started with
+its interpreter, importing this checkout's ``evoledger``; ``evaluate()`` and the CLI run as a user runs them, the
+Host in the main environment and the workers in the venv. Without the venv the tests are skipped with the command
+that installs it (CI installs it); ``EVOLEDGER_TEST_NLE_PYTHON`` points them at another interpreter. Quick checks run
+in the default suite; whole Episodes and a built-in-Agent Run with ``replay --execute`` under ``pytest -m catalog``.
 """
 
 from __future__ import annotations
@@ -12,6 +14,7 @@ import json
 import os
 import shutil
 import subprocess
+import sys
 import tempfile
 import textwrap
 from collections.abc import Iterator
@@ -20,14 +23,21 @@ from typing import Any
 
 import evoledger
 import pytest
+from evoledger.benchmarks.nethack import EXTRA
+from evoledger.kernel.authoring import benchmark_programs
+from evoledger.kernel.evaluation import EvaluationConfig, evaluate
+from evoledger.kernel.execution import LocalExecutor
+from evoledger.kernel.registry import BenchmarkRef, default_registry
+from evoledger.tests.support.family_venv import family_python
 
 PYTHON_VARIABLE = "EVOLEDGER_TEST_NLE_PYTHON"
-VENV_PYTHON = os.environ.get(PYTHON_VARIABLE, "")
-pytestmark = pytest.mark.skipif(
-    not VENV_PYTHON,
-    reason=f"needs the nle family's environment: evoledger env install nle, then {PYTHON_VARIABLE}=<its python>",
-)
 NAME = "nle/nethack-score"
+
+
+@pytest.fixture(scope="module")
+def venv_python() -> str:
+    """The family's interpreter (``EVOLEDGER_TEST_NLE_PYTHON``, else the installed venv's); skips without one."""
+    return os.environ.get(PYTHON_VARIABLE) or str(family_python(EXTRA))
 
 
 @pytest.fixture(scope="module")
@@ -39,11 +49,11 @@ def import_root() -> Iterator[Path]:
     shutil.rmtree(root, ignore_errors=True)
 
 
-def _in_venv(import_root: Path, script: str, *args: str, timeout: float = 600) -> Any:
+def _in_venv(venv_python: str, import_root: Path, script: str, *args: str, timeout: float = 600) -> Any:
     """Run ``script`` with the family's interpreter; it prints one JSON value last."""
     env = {**os.environ, "PYTHONPATH": str(import_root)}
     done = subprocess.run(
-        [VENV_PYTHON, "-c", textwrap.dedent(script), *args],
+        [venv_python, "-c", textwrap.dedent(script), *args],
         capture_output=True,
         text=True,
         timeout=timeout,
@@ -55,9 +65,10 @@ def _in_venv(import_root: Path, script: str, *args: str, timeout: float = 600) -
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def test_the_static_tables_are_nles(import_root: Path) -> None:
+def test_the_static_tables_are_nles(venv_python: str, import_root: Path) -> None:
     """The Host builds the spaces, the stat names and the action names from tables: they must be NLE 1.3.0's."""
     found = _in_venv(
+        venv_python,
         import_root,
         """
         import json
@@ -95,8 +106,9 @@ def test_the_static_tables_are_nles(import_root: Path) -> None:
     assert found["versions"] == found["pins"] == ["1.3.0", "1.2.0"]
 
 
-def test_episodes_follow_their_seed_and_the_step_limit_truncates(import_root: Path) -> None:
+def test_episodes_follow_their_seed_and_the_step_limit_truncates(venv_python: str, import_root: Path) -> None:
     found = _in_venv(
+        venv_python,
         import_root,
         """
         import json
@@ -126,8 +138,9 @@ def test_episodes_follow_their_seed_and_the_step_limit_truncates(import_root: Pa
 
 
 @pytest.mark.catalog
-def test_the_benchmark_conforms_in_its_environment(import_root: Path) -> None:
+def test_the_benchmark_conforms_in_its_environment(venv_python: str, import_root: Path) -> None:
     found = _in_venv(
+        venv_python,
         import_root,
         """
         import json
@@ -145,62 +158,56 @@ def test_the_benchmark_conforms_in_its_environment(import_root: Path) -> None:
 
 
 @pytest.mark.catalog
-def test_the_heuristic_beats_the_random_baseline_through_evaluate(import_root: Path) -> None:
-    found = _in_venv(
-        import_root,
-        """
-        import json
-        from evoledger.kernel.authoring import benchmark_programs
-        from evoledger.kernel.evaluation import EvaluationConfig, evaluate
-        from evoledger.kernel.execution import LocalExecutor
-        from evoledger.kernel.registry import BenchmarkRef, default_registry
-        name = "nle/nethack-score"
-        programs = benchmark_programs(default_registry().make(name))
-        config = EvaluationConfig(episodes=6, seed=3)
-        with LocalExecutor(BenchmarkRef(name=name)) as executor:
-            pair = (programs.baseline, programs.heuristic)
-            results = [evaluate(p, name, config=config, executor=executor) for p in pair]
-        content = [r.feedback_content for r in results]
-        print(json.dumps([[r.score, r.failures, c["deaths"], c["notes"]] for r, c in zip(results, content)]))
-        """,
-        timeout=1800,
-    )
-    (baseline, baseline_failures, _, _), (heuristic, heuristic_failures, deaths, notes) = found
-    assert baseline_failures == heuristic_failures == 0
-    assert heuristic > baseline + 50.0, (heuristic, baseline)  # about 206 against 40
-    assert notes["max_depth"]["max"] >= 3.0
-    assert deaths  # the games that ended say how
+def test_the_heuristic_beats_the_random_baseline_through_evaluate(venv_python: str) -> None:
+    """The Host (this process, main environment) evaluates; the Episodes run in workers started from the venv."""
+    programs = benchmark_programs(default_registry().make(NAME))
+    config = EvaluationConfig(episodes=6, seed=3)
+    with LocalExecutor(BenchmarkRef(name=NAME)) as executor:
+        assert executor.python != sys.executable  # the workers start from the venv
+        baseline, heuristic = (
+            evaluate(p, NAME, config=config, executor=executor) for p in (programs.baseline, programs.heuristic)
+        )
+    assert baseline.failures == heuristic.failures == 0
+    assert baseline.score is not None
+    assert heuristic.score is not None
+    assert heuristic.score > baseline.score + 50.0, (heuristic.score, baseline.score)  # about 206 against 40
+    assert heuristic.feedback_content["notes"]["max_depth"]["max"] >= 3.0
+    assert heuristic.feedback_content["deaths"]  # the games that ended say how
+
+
+@pytest.fixture
+def run_root() -> Iterator[Path]:
+    root = Path(tempfile.mkdtemp(prefix="evr-nle-", dir="/tmp"))  # short: Unix socket paths are limited
+    yield root
+    shutil.rmtree(root, ignore_errors=True)
 
 
 @pytest.mark.catalog
-def test_run_with_the_builtin_agent_then_replay_execute_in_the_family_environment(import_root: Path) -> None:
-    """Host and workers both in the venv here; the Host in the main environment with venv workers is
-    ``evoledger env``'s to test."""
-    found = _in_venv(
-        import_root,
-        """
-        import json, os, subprocess, sys
-        from pathlib import Path
-        cli = [sys.executable, "-c", "import sys; from evoledger.kernel.cli import main; sys.exit(main())"]
-        env = {**os.environ, "PATH": str(Path(sys.executable).parent) + os.pathsep + os.environ["PATH"]}
-        small = ["--episode-budget", "3", "--validation-episodes", "1", "--assessment-episodes", "1", "--seed", "5"]
-        size = ["--set", "max_episode_steps=600"]
-        run = subprocess.run(cli + ["run", "nle/nethack-score", *size, *small, "--agent-isolation", "local",
-                             "--record-to", "run"], env=env, capture_output=True, text=True)
-        replay = subprocess.run(cli + ["replay", "run", "--execute", "--json"], env=env, capture_output=True, text=True)
-        report = json.loads(Path("run/host/report.json").read_text()) if Path("run/host/report.json").exists() else {}
-        print(json.dumps({
-            "run": [run.returncode, run.stderr[-2000:]],
-            "replay": [replay.returncode, replay.stdout[-3000:]],
-            "report": report,
-        }))
-        """,
+def test_run_with_the_builtin_agent_then_replay_execute_from_the_cli(venv_python: str, run_root: Path) -> None:
+    """The CLI as a user runs it: the Host in the main environment, the workers in the family's venv."""
+    cli = [sys.executable, "-m", "evoledger"]
+    small = ["--episode-budget", "3", "--validation-episodes", "1", "--assessment-episodes", "1", "--seed", "5"]
+    size = ["--set", "max_episode_steps=600"]
+    run = subprocess.run(
+        [*cli, "run", NAME, *size, *small, "--agent-isolation", "local", "--record-to", "run"],
+        capture_output=True,
+        text=True,
+        cwd=run_root,
         timeout=1800,
+        check=False,
     )
-    assert found["run"][0] == 0, found["run"][1]
-    assert found["report"]["reason"] == "finished"
-    assert found["report"]["assessment_score"] is not None
-    assert found["replay"][0] == 0, found["replay"][1]
-    replayed = json.loads(found["replay"][1])
-    execution = next(c for c in replayed["checks"] if c["name"] == "execution")
+    assert run.returncode == 0, run.stderr[-2000:]
+    report = json.loads((run_root / "run" / "host" / "report.json").read_text())
+    assert report["reason"] == "finished"
+    assert report["assessment_score"] is not None
+    replay = subprocess.run(
+        [*cli, "replay", "run", "--execute", "--json"],
+        capture_output=True,
+        text=True,
+        cwd=run_root,
+        timeout=1800,
+        check=False,
+    )
+    assert replay.returncode == 0, replay.stdout[-3000:]
+    execution = next(c for c in json.loads(replay.stdout)["checks"] if c["name"] == "execution")
     assert execution["status"] == "pass"
