@@ -33,7 +33,13 @@ _NAME: Final = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*/[a-z0-9]+(-[a-z0-9]+)*")
 """``family/task``, lowercase kebab-case on both sides."""
 
 ENTRIES = default_registry().entries()
-INSTALLED = [e.name for e in ENTRIES if e.extra is None or e.extra.installed]
+INSTALLED = [
+    e.name
+    for e in ENTRIES
+    if e.extra is None or (e.extra.installed and not (e.extra.own_environment and e.extra.missing_module()))
+]
+"""Every Benchmark this process can step: not a family whose Environments run only in its own venv (evoledger env;
+its own tests step each of its Benchmarks there)."""
 
 
 def _short(name: str) -> Benchmark:

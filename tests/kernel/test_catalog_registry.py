@@ -23,8 +23,8 @@ def _heavy_modules() -> list[str]:
     return sorted(named | set(HEAVY))
 
 
-def _python(code: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+def _python(code: str, **environment: str) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path), **environment}
     return subprocess.run(
         [sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120, check=False
     )
@@ -46,8 +46,9 @@ def test_listing_every_family_imports_no_heavy_package() -> None:
     assert [name for name, _ in found["rows"]] == default_registry().names()
 
 
-def test_every_family_is_listed_and_refused_cleanly_when_its_heavy_packages_cannot_be_imported() -> None:
-    """As on a machine without the extras: every module imports, every name is listed, building one says how."""
+def test_every_family_is_listed_and_refused_cleanly_when_its_heavy_packages_cannot_be_imported(tmp_path: Path) -> None:
+    """As on a machine without the extras (and no family venv): every module imports, every name is listed, building
+    one says how: the pip command, or for a family with its own environment the evoledger env command."""
     code = textwrap.dedent(
         f"""
         import json, sys
@@ -67,14 +68,20 @@ def test_every_family_is_listed_and_refused_cleanly_when_its_heavy_packages_cann
         print(json.dumps({{"names": registry.names(), "refused": refused}}))
         """
     )
-    done = _python(code)
+    done = _python(code, EVOLEDGER_ENVS=str(tmp_path))
     assert done.returncode == 0, done.stderr
     found = json.loads(done.stdout)
     assert found["names"] == default_registry().names()
     with_extras = [e for e in default_registry().entries() if e.extra is not None]
     assert sorted(found["refused"]) == sorted(e.name for e in with_extras)
     for entry in with_extras:
-        assert f"pip install 'evoledger[{entry.extra.name}]'" in found["refused"][entry.name]  # type: ignore[union-attr]
+        assert entry.extra is not None
+        fix = (
+            f"evoledger env install {entry.extra.name}"
+            if entry.extra.own_environment is not None
+            else f"pip install 'evoledger[{entry.extra.name}]'"
+        )
+        assert fix in found["refused"][entry.name]
 
 
 def test_a_family_module_from_an_entry_point_is_listed_with_its_extra(
