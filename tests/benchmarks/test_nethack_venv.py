@@ -161,12 +161,12 @@ def test_the_benchmark_conforms_in_its_environment(venv_python: str, import_root
 def test_the_heuristic_beats_the_random_baseline_through_evaluate(venv_python: str) -> None:
     """The Host (this process, main environment) evaluates; the Episodes run in workers started from the venv."""
     programs = benchmark_programs(default_registry().make(NAME))
+    assert programs.heuristic is not None
     config = EvaluationConfig(episodes=6, seed=3)
     with LocalExecutor(BenchmarkRef(name=NAME)) as executor:
         assert executor.python != sys.executable  # the workers start from the venv
-        baseline, heuristic = (
-            evaluate(p, NAME, config=config, executor=executor) for p in (programs.baseline, programs.heuristic)
-        )
+        baseline = evaluate(programs.baseline, NAME, config=config, executor=executor)
+        heuristic = evaluate(programs.heuristic, NAME, config=config, executor=executor)
     assert baseline.failures == heuristic.failures == 0
     assert baseline.score is not None
     assert heuristic.score is not None
