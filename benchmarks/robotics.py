@@ -57,6 +57,8 @@ EXTRA: Final = Extra("robotics", ("gymnasium_robotics",))
 
 HEURISTICS: Final = {
     "fetch-reach": "robotics-fetch-reach-heuristic",
+    "fetch-push": "robotics-fetch-push-heuristic",
+    "fetch-pick-and-place": "robotics-fetch-pick-and-place-heuristic",
     "point-maze-umaze": "robotics-point-maze-heuristic",
 }
 """The profiles that ship a heuristic Program, and which; every profile shares the zero-action ``robotics-baseline``."""
