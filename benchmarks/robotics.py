@@ -1,4 +1,4 @@
-"""Gymnasium-Robotics as Benchmarks: ``robotics/<task>`` for its 21 profiles (Fetch, Maze, Adroit, Shadow Hand, Kitchen).
+"""Gymnasium-Robotics as Benchmarks: ``robotics/<task>``, its 21 profiles (Fetch, Maze, Adroit, Shadow Hand, Kitchen).
 
 Needs the ``robotics`` extra (``pip install 'evoledger[robotics]'``: gymnasium-robotics 1.4.2, MuJoCo physics); this
 module imports no gymnasium-robotics, so the names are listed without it and every factory checks the extra first.
@@ -91,7 +91,7 @@ def _success(info: Mapping[str, Any]) -> bool:
         return False
 
 
-class _SuccessAtEnd(gym.Wrapper):  # type: ignore[type-arg]
+class _SuccessAtEnd(gym.Wrapper):
     """Reward 1 on the last step of an Episode that ends in success, else 0; upstream's reward goes to ``info``."""
 
     def step(self, action: Any) -> Any:

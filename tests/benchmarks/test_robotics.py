@@ -21,7 +21,7 @@ from evoledger.kernel.evaluation import EvaluationConfig, evaluate
 from evoledger.kernel.execution import LocalExecutor
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 
-pytestmark = pytest.mark.skipif(not EXTRA.installed, reason="needs the robotics extra: pip install 'evoledger[robotics]'")
+pytestmark = pytest.mark.skipif(not EXTRA.installed, reason="needs the extra: pip install 'evoledger[robotics]'")
 
 NAMES = [
     "robotics/fetch-reach",
@@ -195,6 +195,7 @@ def test_the_heuristics_beat_the_zero_action_through_evaluate(tmp_path: Path) ->
 
 def test_the_kitchen_counts_completed_tasks() -> None:
     benchmark = default_registry().make("robotics/franka-kitchen", {"max_episode_steps": 3})
+    assert isinstance(benchmark, RoboticsBenchmark)
     env = benchmark.make_environment(benchmark.episodes("train", seed=1, count=1)[0])
     try:
         observation = env.reset()

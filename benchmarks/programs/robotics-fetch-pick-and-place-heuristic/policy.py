@@ -1,4 +1,4 @@
-"""Heuristic Policy for ``robotics/fetch-pick-and-place``: a four-phase grasp, a state machine on the observed positions.
+"""Heuristic Policy for ``robotics/fetch-pick-and-place``: a grasp in four phases, a state machine on positions.
 
 Observation: a dict; ``observation[0:3]`` gripper position, ``[3:6]`` block position, ``desired_goal`` the target
 (metres). Action: x, y, z displacements in [-1, 1] (1 = 5 cm per step) and the fingers (+1 open, -1 close).

@@ -25,8 +25,8 @@ class MazeFollower:
         self.dtype = dtype
 
     def cell(self, xy: Any) -> tuple[int, int]:
-        j = int(round(xy[0] / self.size + self.columns / 2 - 0.5))
-        i = int(round(self.rows / 2 - 0.5 - xy[1] / self.size))
+        j = int(np.rint(xy[0] / self.size + self.columns / 2 - 0.5))
+        i = int(np.rint(self.rows / 2 - 0.5 - xy[1] / self.size))
         return min(max(i, 0), self.rows - 1), min(max(j, 0), self.columns - 1)
 
     def centre(self, cell: tuple[int, int]) -> Any:
