@@ -32,6 +32,12 @@ desired goal (``final_goal_distance``, ``min_goal_distance``; Shadow Hand manipu
 radians), ``upstream_return``, ``action_saturation`` (the share of action components at the bounds), and for the
 kitchen ``tasks_completed`` and one ``done_<task>`` flag per task. The same quantities are step metrics, so
 ``trace.jsonl`` shows them step by step.
+
+**Programs**: every profile shares the zero-action baseline. FetchReach, FetchPush, FetchPickAndPlace and PointMaze
+ship a heuristic (:data:`HEURISTICS`) that solved every Episode we tried; Adroit door and relocate ship a fixed
+reaching posture that raises the dense return (it solves nothing). The other profiles (FetchSlide, AntMaze, Adroit
+hammer and pen, Shadow Hand, the kitchen) ship the baseline only: no heuristic beats it yet (a fixed posture found
+the same way did not hold on other seeds for the pen, and gained almost nothing on the hammer).
 """
 
 from __future__ import annotations
@@ -59,6 +65,8 @@ HEURISTICS: Final = {
     "fetch-reach": "robotics-fetch-reach-heuristic",
     "fetch-push": "robotics-fetch-push-heuristic",
     "fetch-pick-and-place": "robotics-fetch-pick-and-place-heuristic",
+    "adroit-door": "robotics-adroit-posture-heuristic",
+    "adroit-relocate": "robotics-adroit-posture-heuristic",
     "point-maze-umaze": "robotics-point-maze-heuristic",
 }
 """The profiles that ship a heuristic Program, and which; every profile shares the zero-action ``robotics-baseline``."""
