@@ -1,5 +1,6 @@
-"""Every Gymnasium-Robotics profile through the CLI (``pytest -m catalog``): a built-in-Agent Run each, and
-``evaluate``, ``run``, ``replay --execute`` and ``export`` on the profiles with a heuristic.
+"""Every Gymnasium-Robotics profile through the CLI (``pytest -m catalog``): a built-in-Agent Run and its
+``replay --execute`` each, and ``evaluate``, ``run``, ``replay --execute`` and ``export`` on the profiles with a
+heuristic.
 
 Conformance and heuristic-beats-baseline for every profile are in test_conformance.py and
 test_programs_through_evaluate.py (also ``-m catalog``). The default suite runs ``test_robotics.py`` instead.
@@ -53,6 +54,8 @@ def test_the_builtin_agent_completes_a_run_through_the_cli(name: str, run_root: 
     assert report["reason"] == "finished"
     assert report["selected"] is not None
     assert report["assessment_score"] is not None
+    replayed = json.loads(_cli("replay", str(record), "--execute", "--json", cwd=run_root).stdout)
+    assert replayed["ok"] is True  # every profile is deterministic given its seed (the kitchen's task set included)
 
 
 @pytest.mark.parametrize("task", sorted(HEURISTICS))
