@@ -14,7 +14,8 @@ Program (its family section of that project's catalogue):
   environment parameters);
 * ``tensors``: arrays as ``TensorValue``, dicts as dicts of their converted values, ints, floats and strings as they
   are (MiniGrid and BabyAI: ``image`` uint8 [7,7,3], ``direction``, ``mission``; CarRacing, Crafter and ALE Tetris
-  RGB images; HighwayEnv tensors and goal dicts; ViZDoom's ``screen``, ``gamevariables``, ``audio``, ``notifications``);
+  RGB images; HighwayEnv tensors and goal dicts; ViZDoom's ``screen``, ``gamevariables``, ``audio``, ``notifications``;
+  Gymnasium-Robotics' ``observation`` / ``achieved_goal`` / ``desired_goal`` dicts and Adroit's one array);
 * ``json``: JSON-like values as plain data, numpy arrays as nested lists (the AtCoder contests: dicts of ints, lists
   and ``None``; AHC057's positions, velocities and components as the lists EvoPolicyGym gives).
 
@@ -82,6 +83,7 @@ _BY_FAMILY: Final[dict[str, ObservationEncoding]] = {
     "babyai/": _TENSORS,
     "highway/": _TENSORS,
     "vizdoom/": _TENSORS,
+    "robotics/": _TENSORS,
     "atcoder/": ObservationEncoding("json"),
 }
 

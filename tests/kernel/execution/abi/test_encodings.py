@@ -60,6 +60,8 @@ def _is_policy_value(value: Any, tensor_type: type) -> bool:
         ("ale/tetris", ("uint8", (210, 160, 3))),
         ("vizdoom/basic", {"screen": ("uint8", (240, 320, 3)), "gamevariables": ("float32", (1,))}),
         ("babyai/go-to-red-ball", {"image": ("uint8", (7, 7, 3)), "direction": int, "mission": str}),
+        ("robotics/fetch-reach", {"observation": ("float64", (10,)), "desired_goal": ("float64", (3,))}),
+        ("robotics/adroit-door", ("float64", (39,))),
     ],
     ids=lambda value: value if isinstance(value, str) else "",
 )
