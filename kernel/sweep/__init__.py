@@ -48,6 +48,7 @@ __all__ = [
     "read_sweep_file",
     "run_cells",
     "run_config_of",
+    "runs_of",
     "sweep_run_dirs",
 ]
 
@@ -70,6 +71,7 @@ _LAZY: Final = {
     "read_sweep_file": "evoledger.kernel.sweep.spec",
     "run_cells": "evoledger.kernel.sweep.scheduler",
     "run_config_of": "evoledger.kernel.sweep.cells",
+    "runs_of": "evoledger.kernel.sweep.record",
     "sweep_run_dirs": "evoledger.kernel.sweep.record",
 }
 """Re-exported name -> the module defining it, imported on first access (PEP 562)."""

@@ -56,7 +56,7 @@ def _labels(lines: KeyLines, kind: str, entries: Sequence[Any]) -> list[str]:
     for i, label in enumerate(labels):
         if label in seen:
             first, here = seen[label], i
-            line = lines.line_of((kind, here))
+            line = lines.line_of((kind, here, "label" if entries[here].label else "name"))
             at = f"line {line}: " if line is not None else ""
             raise SweepFileError(
                 f"{at}{describe((kind, here))} and {describe((kind, first))} both make the label {label!r}, so their "
@@ -127,17 +127,20 @@ def check_cells(spec: SweepFile, text: str, registry: BenchmarkRegistry | None =
     lines = KeyLines(text)
     found = registry or default_registry()
     for i, bench in enumerate(spec.benchmark):
+        where: tuple[str | int, ...] = ("benchmark", i, "name")
         try:
+            found.factory(bench.name)  # the name, its extra
+            where = ("benchmark", i, "set")
             found.make(bench.name, dict(bench.settings))
         except EvoLedgerError as exc:
-            raise SweepFileError(f"{_at(lines, ('benchmark', i))} (Benchmark {bench.name!r}): {exc}") from None
+            raise SweepFileError(f"{_at(lines, where)} (Benchmark {bench.name!r}): {exc}") from None
     for i, agent in enumerate(spec.agent):
         try:
             config = AgentConfig.model_validate({"name": agent.name, **agent.options})
             adapter = make_agent(config.name, config.adapter_options())
             check_agent_program(adapter, model=config.model, extra_args=config.args)
         except EvoLedgerError as exc:
-            raise SweepFileError(f"{_at(lines, ('agent', i))} (Agent {agent.name!r}): {exc}") from None
+            raise SweepFileError(f"{_at(lines, ('agent', i, 'name'))} (Agent {agent.name!r}): {exc}") from None
 
 
 def _at(lines: KeyLines, loc: tuple[str | int, ...]) -> str:

@@ -44,6 +44,7 @@ __all__ = [
     "SweepRecord",
     "is_sweep_dir",
     "read_sweep",
+    "runs_of",
     "sweep_run_dirs",
 ]
 
@@ -74,6 +75,24 @@ def sweep_run_dirs(path: Path) -> list[Path]:
     state = read_sweep(path)
     found = [path / RUNS_DIR / name for name in state.cells]
     return [d for d in found if (d / "ledger.sqlite").is_file()]
+
+
+def runs_of(paths: Sequence[Path]) -> list[Path]:
+    """``paths`` with each sweep directory replaced by its run directories (``report`` and ``export`` take both).
+
+    A sweep with no Run yet is refused (:class:`InputError`), naming the command that starts it."""
+    found: list[Path] = []
+    for path in paths:
+        if not is_sweep_dir(path):
+            found.append(path)
+            continue
+        runs = sweep_run_dirs(path)
+        if not runs:
+            raise InputError(
+                f"the sweep in {path} has no Run yet; start it with: evoledger sweep SWEEP.toml --out {path}"
+            )
+        found.extend(runs)
+    return found
 
 
 @dataclass(frozen=True, slots=True)
