@@ -1,4 +1,4 @@
-"""The sweep state fold: cells from sweep-created, attempts and ends per cell; a log that is not a sweep's is refused."""
+"""The sweep state fold: cells from sweep-created, attempts and ends per cell; a non-sweep log is refused."""
 
 from __future__ import annotations
 
@@ -30,9 +30,11 @@ def test_attempts_and_the_last_end_per_cell() -> None:
     assert list(state.cells) == ["a", "b"]
     a, b = state.cells["a"], state.cells["b"]
     assert (a.attempts, a.last_mode, a.running) == (2, "resume", True)
-    assert a.last_end is not None and a.last_end.outcome == "interrupted"
+    assert a.last_end is not None
+    assert a.last_end.outcome == "interrupted"
     assert (b.attempts, b.running, b.last_end) == (0, False, None)
-    assert state.events == 4 and state.sweep_id == "s"
+    assert state.events == 4
+    assert state.sweep_id == "s"
 
 
 @given(st.lists(st.sampled_from(["start-a", "end-a", "start-b", "end-b"]), max_size=12), st.integers(0, 12))
@@ -65,4 +67,5 @@ def test_a_log_that_is_not_a_sweeps_is_refused(events: list[EventBase]) -> None:
 
 def test_other_kinds_are_counted_and_ignored() -> None:
     state = fold_sweep([CREATED, RunEnded(reason="finished")])
-    assert state.events == 2 and all(h.attempts == 0 for h in state.cells.values())
+    assert state.events == 2
+    assert all(h.attempts == 0 for h in state.cells.values())
