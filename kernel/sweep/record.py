@@ -168,7 +168,7 @@ class SweepRecord:
                 ledger.close()
                 raise
             return cls(ledger, state)
-        if root.exists() and (not root.is_dir() or any(os.scandir(root))):
+        if root.exists() and (not root.is_dir() or _has_entries(root)):
             raise InputError(
                 f"--out {root} exists and holds no sweep; give a new or empty folder to start a sweep in "
                 f"(or the folder of the sweep to continue)"
@@ -228,6 +228,11 @@ class SweepRecord:
     def _append(self, event: SweepCellStarted | SweepCellEnded) -> None:
         self._ledger.append([event])
         self.state = fold_sweep([event], self.state)
+
+
+def _has_entries(folder: Path) -> bool:
+    with os.scandir(folder) as entries:
+        return any(True for _ in entries)
 
 
 def _check_same(root: Path, state: SweepState, cells: Sequence[SweepCell], source_name: str) -> None:

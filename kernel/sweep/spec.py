@@ -138,8 +138,12 @@ def read_sweep_file(path: Path) -> tuple[SweepFile, str]:
     try:
         spec = SweepFile.model_validate(data)
     except ValidationError as exc:
-        raise SweepFileError(_listed(path, [_problem(lines, e) for e in exc.errors()])) from None
-    problems = [*_run_table_problems(lines, spec), *_option_problems(lines, spec)]
+        problems = [_problem(lines, e) for e in exc.errors()]
+        run = data.get("run")
+        if isinstance(run, dict):  # its own problems too, so that one reading lists every problem
+            problems += _run_table_problems(lines, ("run",), run)
+        raise SweepFileError(_listed(path, problems)) from None
+    problems = [*_run_tables_problems(lines, spec), *_option_problems(lines, spec)]
     if problems:
         raise SweepFileError(_listed(path, problems))
     return spec, text
@@ -217,14 +221,20 @@ def _run_tables(spec: SweepFile) -> Iterator[tuple[tuple[str | int, ...], dict[s
         yield ("agent", i, "run"), a.run
 
 
-def _run_table_problems(lines: KeyLines, spec: SweepFile) -> Iterator[str]:
-    """Each ``run`` table's own problems: a key the sweep's axes give, an unknown Run setting, a wrong value."""
+def _run_tables_problems(lines: KeyLines, spec: SweepFile) -> Iterator[str]:
     for prefix, table in _run_tables(spec):
-        for key, fix in RESERVED_RUN_KEYS.items():
-            if key in table:
-                yield f"{_where(lines, (*prefix, key))}: a run table cannot set {key!r}; {fix}"
-        rest = {k: v for k, v in table.items() if k not in RESERVED_RUN_KEYS}
-        yield from run_config_problems(lines, prefix, rest)
+        yield from _run_table_problems(lines, prefix, table)
+
+
+def _run_table_problems(lines: KeyLines, prefix: tuple[str | int, ...], table: Mapping[str, Any]) -> list[str]:
+    """A ``run`` table's own problems: a key the sweep's axes give, an unknown Run setting, a wrong value."""
+    problems = [
+        f"{_where(lines, (*prefix, key))}: a run table cannot set {key!r}; {fix}"
+        for key, fix in RESERVED_RUN_KEYS.items()
+        if key in table
+    ]
+    rest = {k: v for k, v in table.items() if k not in RESERVED_RUN_KEYS}
+    return [*problems, *run_config_problems(lines, prefix, rest)]
 
 
 def run_config_problems(lines: KeyLines, prefix: tuple[str | int, ...], values: Mapping[str, Any]) -> Iterator[str]:
