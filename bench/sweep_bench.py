@@ -1,0 +1,141 @@
+"""A sweep of 8 small Runs with ``--parallel 2`` against the same 8 Runs one after another, measured in the same run.
+
+Run: ``python bench/sweep_bench.py [--repeat 2] [--budget 4] [--quick]``. The sweep file is 2 Benchmarks
+(``toy/counter``, ``toy/continuous``) x 2 built-in Agents (``baseline``, ``hill-climb``) x 2 seeds, each Run
+``--workers 1`` with ``local`` isolation, so that only the number of Runs at once differs. For each repetition,
+interleaved, it times as subprocesses:
+
+* ``evoledger sweep --parallel 2`` (8 Runs, two at a time, each in its own process);
+* ``evoledger sweep --parallel 1`` (the same 8 Runs one after another, through the sweep);
+* the same 8 ``evoledger run`` commands one after another in a shell-like loop (no sweep at all): the sweep's own cost.
+
+It prints each wall time and the ratios. The machine is noisy and shared: compare the ratios, not the seconds, and run
+it a few times. ``--quick`` (the test suite's smoke run) sweeps 4 Runs (one seed) with a budget of 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+_CLI = [sys.executable, "-m", "evoledger"]
+
+SWEEP = """\
+[sweep]
+name = "bench"
+seeds = {seeds}
+
+[run]
+episode_budget = {budget}
+validation = {{ episodes = 1 }}
+assessment = {{ episodes = 2 }}
+workers = 1
+isolation = "local"
+agent_isolation = "local"
+
+[[benchmark]]
+name = "toy/counter"
+
+[[benchmark]]
+name = "toy/continuous"
+
+[[agent]]
+name = "baseline"
+
+[[agent]]
+name = "hill-climb"
+"""
+
+
+def _timed(argv: list[str], cwd: Path) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(argv, cwd=cwd, capture_output=True, text=True, check=False)
+    elapsed = time.perf_counter() - start
+    if done.returncode != 0:
+        raise SystemExit(
+            f"{' '.join(argv[2:])} failed ({done.returncode}):\n{done.stdout[-2000:]}{done.stderr[-2000:]}"
+        )
+    return elapsed
+
+
+def _sweep(root: Path, parallel: int, tag: str) -> float:
+    return _timed([*_CLI, "sweep", "sweep.toml", "--out", f"out-{tag}", "--parallel", str(parallel), "-q"], root)
+
+
+def _plain_runs(root: Path, seeds: list[int], budget: int, tag: str) -> float:
+    start = time.perf_counter()
+    for benchmark in ("toy/counter", "toy/continuous"):
+        for agent in ("baseline", "hill-climb"):
+            for seed in seeds:
+                record = root / f"plain-{tag}" / f"{benchmark.replace('/', '-')}--{agent}--seed-{seed}"
+                _timed(
+                    [
+                        *_CLI,
+                        "run",
+                        benchmark,
+                        "--agent",
+                        agent,
+                        "--seed",
+                        str(seed),
+                        "--episode-budget",
+                        str(budget),
+                        "--validation-episodes",
+                        "1",
+                        "--assessment-episodes",
+                        "2",
+                        "--workers",
+                        "1",
+                        "--isolation",
+                        "local",
+                        "--agent-isolation",
+                        "local",
+                        "--record-to",
+                        str(record),
+                        "--json",
+                        "-q",
+                    ],
+                    root,
+                )
+    return time.perf_counter() - start
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--repeat", type=int, default=2)
+    parser.add_argument("--budget", type=int, default=4, help="Episode budget of each Run")
+    parser.add_argument("--quick", action="store_true", help="4 Runs (one seed), budget 2: the smoke run")
+    args = parser.parse_args()
+    seeds = [0] if args.quick else [0, 1]
+    budget = 2 if args.quick else args.budget
+    runs = 4 * len(seeds)
+    root = Path(tempfile.mkdtemp(prefix="evsb-", dir="/tmp"))
+    try:
+        (root / "sweep.toml").write_text(SWEEP.format(seeds=seeds, budget=budget))
+        times: dict[str, list[float]] = {"parallel 2": [], "parallel 1": [], "plain runs": []}
+        for n in range(args.repeat):
+            times["parallel 2"].append(_sweep(root, 2, f"p2-{n}"))
+            times["parallel 1"].append(_sweep(root, 1, f"p1-{n}"))
+            times["plain runs"].append(_plain_runs(root, seeds, budget, str(n)))
+            print(
+                f"round {n + 1}: --parallel 2 {times['parallel 2'][-1]:.1f} s, --parallel 1 "
+                f"{times['parallel 1'][-1]:.1f} s, {runs} x evoledger run {times['plain runs'][-1]:.1f} s"
+            )
+        p2, p1, plain = (statistics.median(times[k]) for k in ("parallel 2", "parallel 1", "plain runs"))
+        print(f"{runs} Runs, budget {budget}, {os.cpu_count()} CPUs, medians over {args.repeat} round(s):")
+        print(f"  --parallel 2 / one after another: {p1 / p2:.2f}x faster ({p2:.1f} s vs {p1:.1f} s)")
+        print(
+            f"  sweep --parallel 1 / {runs} plain evoledger run: {p1 / plain:.2f}x the time ({p1:.1f} vs {plain:.1f} s)"
+        )
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
