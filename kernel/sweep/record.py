@@ -180,7 +180,10 @@ class SweepRecord:
             ledger.append(
                 [
                     SweepCreated(
-                        sweep_id=sweep_id, source_digest=digest, cells=cells, created_by=f"evoledger {__version__}"
+                        sweep_id=sweep_id,
+                        source_digest=digest,
+                        cells=tuple(cells),
+                        created_by=f"evoledger {__version__}",
                     )
                 ]
             )

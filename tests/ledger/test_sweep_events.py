@@ -27,7 +27,7 @@ CELL = SweepCell(
 GOLDEN = [
     (
         SweepCreated(
-            sweep_id="golden-sweep", source_digest=digest_of(b"[sweep]"), cells=[CELL], created_by="evoledger 0.1.0"
+            sweep_id="golden-sweep", source_digest=digest_of(b"[sweep]"), cells=(CELL,), created_by="evoledger 0.1.0"
         ),
         b'{"cells":[{"agent":"baseline","agent_options":{},"benchmark":"toy/counter",'
         b'"name":"toy-counter--baseline--seed-0","run":{"episode_budget":2},"seed":0,"settings":{"high":20}}],'
@@ -100,6 +100,6 @@ def test_a_cell_is_strict(bad: dict[str, object]) -> None:
 
 def test_a_sweep_has_at_least_one_cell_and_an_outcome_is_one_of_four() -> None:
     with pytest.raises(ValidationError):
-        SweepCreated(sweep_id="s", source_digest=digest_of(b""), cells=[])
+        SweepCreated(sweep_id="s", source_digest=digest_of(b""), cells=())
     with pytest.raises(ValidationError):
         SweepCellEnded.model_validate({"cell": "c", "outcome": "skipped"})

@@ -15,7 +15,7 @@ def _cell(name: str) -> SweepCell:
     return SweepCell(name=name, benchmark="toy/counter", agent="baseline", seed=0)
 
 
-CREATED = SweepCreated(sweep_id="s", source_digest=digest_of(b"x"), cells=[_cell("a"), _cell("b")])
+CREATED = SweepCreated(sweep_id="s", source_digest=digest_of(b"x"), cells=(_cell("a"), _cell("b")))
 
 
 def test_attempts_and_the_last_end_per_cell() -> None:

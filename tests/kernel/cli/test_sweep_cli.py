@@ -125,7 +125,9 @@ def _kill_mid_way_and_resume(root: Path, sweep: Path, *, parallel: int, live: in
             found = list(runs.glob("*--scripted--*")) if runs.is_dir() else []
             return sum(1 for run in found if _events(run, "agent-started"))
 
-        assert wait_until(lambda: waiting() >= live, 240, every=0.2), process.stderr.read() if process.poll() else ""
+        if not wait_until(lambda: waiting() >= live or process.poll() is not None, 240, every=0.2):
+            raise AssertionError("the scripted Runs never started")
+        assert process.poll() is None, process.communicate()
         process.send_signal(signal.SIGTERM)
         stdout, stderr = process.communicate(timeout=240)
     finally:
