@@ -24,6 +24,7 @@ if TYPE_CHECKING:
         SweepRecord,
         is_sweep_dir,
         read_sweep,
+        runs_of,
         sweep_run_dirs,
     )
     from evoledger.kernel.sweep.scheduler import CellJob, CellView, run_cells
