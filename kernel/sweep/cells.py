@@ -17,6 +17,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from typing import Any, Final
 
 from evoledger.kernel.agents.registry import check_agent_program, make_agent
+from evoledger.kernel.agents.sandbox import resolve_agent_isolation
+from evoledger.kernel.execution import resolve_isolation
 from evoledger.kernel.registry import BenchmarkRef, BenchmarkRegistry, default_registry
 from evoledger.kernel.run import AgentConfig, RunConfig
 from evoledger.kernel.sweep.spec import KeyLines, SweepFile, SweepFileError, describe, run_config_problems
@@ -122,9 +124,17 @@ def _cell_problems(lines: KeyLines, cell: SweepCell) -> Iterator[str]:
 
 
 def check_cells(spec: SweepFile, text: str, registry: BenchmarkRegistry | None = None) -> None:
-    """Build every Benchmark with its settings and every Agent with its options once: a missing extra, an unknown
-    name, a wrong ``--set`` key or an Agent program that is not installed is refused here, naming its table."""
+    """Build every Benchmark with its settings and every Agent with its options once, and resolve each isolation: a
+    missing extra, an unknown name, a wrong ``--set`` key, an Agent program that is not installed or a bubblewrap
+    that cannot work here is refused before any Run starts, naming its table."""
     lines = KeyLines(text)
+    for prefix, table in (
+        (("run",), spec.run),
+        *((("benchmark", i, "run"), b.run) for i, b in enumerate(spec.benchmark)),
+    ):
+        _check_isolation(lines, prefix, table)
+    for i, agent in enumerate(spec.agent):
+        _check_isolation(lines, ("agent", i, "run"), agent.run)
     found = registry or default_registry()
     for i, bench in enumerate(spec.benchmark):
         where: tuple[str | int, ...] = ("benchmark", i, "name")
@@ -141,6 +151,17 @@ def check_cells(spec: SweepFile, text: str, registry: BenchmarkRegistry | None =
             check_agent_program(adapter, model=config.model, extra_args=config.args)
         except EvoLedgerError as exc:
             raise SweepFileError(f"{_at(lines, ('agent', i, 'name'))} (Agent {agent.name!r}): {exc}") from None
+
+
+def _check_isolation(lines: KeyLines, prefix: tuple[str | int, ...], table: Mapping[str, Any]) -> None:
+    checks = (("isolation", resolve_isolation), ("agent_isolation", resolve_agent_isolation))
+    for key, resolve in checks:
+        value = table.get(key)
+        if isinstance(value, str):
+            try:
+                resolve(value)
+            except EvoLedgerError as exc:
+                raise SweepFileError(f"{_at(lines, (*prefix, key))}: {exc}") from None
 
 
 def _at(lines: KeyLines, loc: tuple[str | int, ...]) -> str:

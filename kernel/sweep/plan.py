@@ -38,8 +38,10 @@ class SweepPlan:
 
 
 def _empty_ledger(run_dir: Path) -> bool:
+    """Whether ``run_dir``'s ledger holds no Event and no process holds it (its writer lock is taken to look: a
+    process creating the Run right now keeps its folder; its cell is then resumed, and refused while it is held)."""
     try:
-        with Ledger.open(run_dir) as ledger:
+        with Ledger.open(run_dir, writable=True) as ledger:
             return ledger.head().count == 0
     except EvoLedgerError:
         return False

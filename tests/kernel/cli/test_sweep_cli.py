@@ -328,3 +328,48 @@ def test_report_and_export_of_a_sweep_with_no_run_yet_say_how_to_start_it(cwd: P
         code, output = _invoke(args)
         assert code == 2, output
         assert "the sweep in out has no Run yet; start it with: evoledger sweep SWEEP.toml --out out" in output
+
+
+def test_an_isolation_that_cannot_work_is_refused_before_any_run(cwd: Path, no_bwrap: None) -> None:
+    (cwd / "s.toml").write_text(
+        '[sweep]\nseeds = [0]\n[run]\nisolation = "bwrap"\n[[benchmark]]\nname = "toy/counter"\n'
+        '[[agent]]\nname = "baseline"\n'
+    )
+    code, output = _invoke(["sweep", "s.toml", "--out", "out"])
+    assert code == 2
+    assert "line 4: [run], key isolation: " in output
+    assert "bubblewrap" in output
+    assert not (cwd / "out").exists()
+
+
+def test_a_run_that_ends_without_a_candidate_and_a_process_that_fails_set_the_exit_code(cwd: Path) -> None:
+    """One cell's Agent exits at once (its Run ends agent_failed: 6 alone); another's Run folder is held by a process
+    (its resume fails before the Run ends: 5, which wins), with the end of its log printed."""
+    quits = "command:" + shlex.join([sys.executable, "-c", "raise SystemExit(3)"])
+    (cwd / "s.toml").write_text(
+        '[sweep]\nseeds = [0]\n[run]\nepisode_budget = 2\nisolation = "local"\nagent_isolation = "local"\n'
+        '[[benchmark]]\nname = "toy/counter"\n'
+        f'[[agent]]\nname = {json.dumps(quits)}\nlabel = "quits"\n[[agent]]\nname = "baseline"\n'
+    )
+    from evoledger.kernel.sweep.cells import expand
+    from evoledger.kernel.sweep.record import SweepRecord
+    from evoledger.kernel.sweep.spec import read_sweep_file
+
+    spec, text = read_sweep_file(cwd / "s.toml")
+    SweepRecord.open(cwd / "out", sweep_id="s", cells=expand(spec, text), source=text, source_name="s").close()
+    held_dir = cwd / "out" / "runs" / "toy-counter--baseline--seed-0"
+    held_dir.mkdir(parents=True)
+    with Ledger.create(held_dir):  # another process is creating this Run: it is neither removed nor started over
+        result = CliRunner().invoke(cli, ["sweep", "s.toml", "--out", "out", "--parallel", "2"])
+    assert result.exit_code == 5, result.output
+    assert "error: cell toy-counter--baseline--seed-0's process failed (exit " in result.output
+    assert "is locked for writing by process" in result.output  # the end of its log: why resume refused
+    assert held_dir.is_dir()
+    state = read_sweep(cwd / "out")
+    quit_end = state.cells["toy-counter--quits--seed-0"].last_end
+    assert quit_end is not None
+    assert (quit_end.outcome, quit_end.reason, quit_end.exit_code) == ("ended", "agent_failed", 6)
+    held_end = state.cells["toy-counter--baseline--seed-0"].last_end
+    assert held_end is not None
+    assert held_end.outcome == "failed"
+    assert state.cells["toy-counter--baseline--seed-0"].last_mode == "resume"
