@@ -18,7 +18,7 @@ __all__ = ["report_command"]
 
 
 @click.command("report")
-@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RUN|SWEEP [...]")
+@click.argument("run_dirs", nargs=-1, required=True, type=click.Path(path_type=Path), metavar="RUN [RUN...]")
 @click.option(
     "--out",
     "-o",

@@ -373,3 +373,41 @@ def test_a_run_that_ends_without_a_candidate_and_a_process_that_fails_set_the_ex
     assert held_end is not None
     assert held_end.outcome == "failed"
     assert state.cells["toy-counter--baseline--seed-0"].last_mode == "resume"
+
+
+@pytest.mark.catalog
+def test_a_sweep_killed_by_sigkill_leaves_no_run_running_and_resumes() -> None:
+    """Its children asked for SIGTERM when the sweep dies (PR_SET_PDEATHSIG): each stops cleanly, its Run resumable."""
+    import shutil
+    import tempfile
+
+    root = Path(tempfile.mkdtemp(prefix="evs-", dir="/tmp"))
+    try:
+        _sweep_file(root, benchmarks=("toy/counter",), agents=("scripted",), seeds=(0,))
+        out = root / "out"
+        run_dir = out / "runs" / "toy-counter--scripted--seed-0"
+        process = subprocess.Popen(
+            [*_CLI, "sweep", "study.toml", "--out", "out"], cwd=root, start_new_session=True, stderr=subprocess.PIPE
+        )
+        try:
+            assert wait_until(
+                lambda: _events(run_dir, "agent-started") > 0 or process.poll() is not None, 240, every=0.2
+            )
+            assert process.poll() is None
+            process.kill()
+            process.wait()
+        finally:
+            if process.poll() is None:
+                process.kill()
+            assert process.stderr is not None
+            process.stderr.close()
+        assert wait_until(lambda: not _processes_naming(str(out)), 60, every=0.2)
+        assert read_sweep(out).cells[run_dir.name].running  # the sweep could record no end
+        assert _events(run_dir, "run-ended") == 0
+        (root / "release").touch()
+        again = _sweep(root, "--json")
+        assert again.returncode == 0, again.stderr
+        assert json.loads(again.stdout)["cells"][0]["state"] == "finished"
+        assert read_sweep(out).cells[run_dir.name].last_mode == "resume"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
