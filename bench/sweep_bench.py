@@ -132,9 +132,8 @@ def main() -> None:
         print(f"  --parallel 2 / one after another: {p1 / p2:.2f}x faster ({p2:.1f} s vs {p1:.1f} s)")
         if times["plain runs"]:
             plain = statistics.median(times["plain runs"])
-            print(
-                f"  sweep --parallel 1 / {runs} x evoledger run: {p1 / plain:.2f}x the time ({p1:.1f} s vs {plain:.1f} s)"
-            )
+            ratio = p1 / plain
+            print(f"  sweep --parallel 1 / {runs} x evoledger run: {ratio:.2f}x the time ({p1:.1f} s vs {plain:.1f} s)")
     finally:
         shutil.rmtree(root, ignore_errors=True)
 
