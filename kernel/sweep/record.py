@@ -162,6 +162,12 @@ class SweepRecord:
         if (root / "ledger.sqlite").exists() or (root / "ledger.head").exists():
             ledger = Ledger.open(root, writable=True)
             try:
+                first = next(iter(ledger.records(0)), None)
+                if first is not None and first.kind != "sweep-created":
+                    raise InputError(
+                        f"--out {root} holds a record that is not a sweep's (it starts with {first.kind}); give a "
+                        "new or empty folder to start a sweep in (or the folder of the sweep to continue)"
+                    )
                 state = fold_sweep(e.event for e in ledger.events())
                 _check_same(root, state, cells, source_name)
             except BaseException:

@@ -276,6 +276,14 @@ def test_an_out_folder_that_holds_something_else_is_refused(cwd: Path) -> None:
     assert code == 2
     assert "--out out exists and holds no sweep; give a new or empty folder" in output
     assert sorted(p.name for p in (cwd / "out").iterdir()) == ["notes.txt"]
+    Ledger.create(cwd / "run").close()  # a Run's folder (here: a ledger that is not a sweep's)
+    with Ledger.open(cwd / "run", writable=True) as ledger:
+        from evoledger.ledger.events import RunKey
+
+        ledger.append([RunKey(key="0" * 64)])
+    code, output = _invoke(["sweep", "s.toml", "--out", "run"])
+    assert code == 2
+    assert "--out run holds a record that is not a sweep's (it starts with run-key)" in output
 
 
 def test_a_different_file_on_an_existing_sweep_is_refused(cwd: Path) -> None:
