@@ -205,11 +205,28 @@ def _score(value: float | None) -> str:
     return "" if value is None else f"{value:.4g}"
 
 
-def _table(views: Mapping[str, CellView], *, title: str) -> Table:
+def _live_rows(views: Mapping[str, CellView], room: int) -> tuple[list[CellView], str]:
+    """The rows the live table has room for (running first, then the latest ends, then the waiting) and a line
+    counting every cell by state when some are left out."""
+    rank = {"running": 0, "resuming": 0, "failed": 1, "interrupted": 1, "ended": 2, "finished": 2, "waiting": 3}
+    ordered = sorted(views.values(), key=lambda v: rank.get(v.state, 4))
+    if len(ordered) <= room:
+        return list(views.values()), ""
+    counts: dict[str, int] = {}
+    for view in views.values():
+        counts[view.state] = counts.get(view.state, 0) + 1
+    summary = ", ".join(f"{n} {state}" for state, n in sorted(counts.items()))
+    return ordered[: max(1, room - 1)], f"{len(views)} cells: {summary}"
+
+
+def _table(views: Mapping[str, CellView], *, title: str, room: int | None = None) -> Table:
     table = Table(title=printable(title), show_edge=False, pad_edge=False)
     for column in ("cell", "state", "budget", "best", "assessed", "time"):
         table.add_column(column, no_wrap=column in ("cell", "state"))
-    for view in views.values():
+    shown, summary = (list(views.values()), "") if room is None else _live_rows(views, room)
+    if summary:
+        table.caption = summary
+    for view in shown:
         state = _settled(view)
         if state == "ended":
             state = f"ended: {view.reason}"
@@ -236,7 +253,7 @@ def _display(console: Console, views: Mapping[str, CellView], *, as_json: bool) 
         from rich.live import Live
 
         with Live(console=console, refresh_per_second=4, transient=True) as live:
-            yield lambda: live.update(_table(views, title="sweep"))
+            yield lambda: live.update(_table(views, title="sweep", room=max(3, console.height - 6)))
         return
     shown: dict[str, str] = {}
 
