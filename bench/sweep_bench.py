@@ -9,7 +9,9 @@ interleaved, it times as subprocesses:
 * ``evoledger sweep --parallel 1`` (the same 8 Runs one after another, through the sweep);
 * the same 8 ``evoledger run`` commands one after another in a shell-like loop (no sweep at all): the sweep's own cost.
 
-It prints each wall time and the ratios. The machine is noisy and shared: compare the ratios, not the seconds, and run
+It prints each wall time and the ratios, and the CPU time of the sweep process itself (its start-up, the checks of
+the sweep file and the polling of each Run's ledger; its Runs' processes are not counted), which load does not
+inflate as it does wall times. The machine is noisy and shared: compare the ratios, not the seconds, and run
 it a few times. ``--quick`` (the test suite's smoke run) sweeps 2 Runs (one Benchmark, one seed) with a budget of 2
 and leaves out the plain ``evoledger run`` loop.
 """
@@ -61,8 +63,31 @@ def _timed(argv: list[str], cwd: Path) -> float:
     return elapsed
 
 
-def _sweep(root: Path, parallel: int, tag: str) -> float:
-    return _timed([*_CLI, "sweep", "sweep.toml", "--out", f"out-{tag}", "--parallel", str(parallel), "-q"], root)
+def _own_cpu(pid: int) -> float | None:
+    """The CPU seconds process ``pid`` itself has used (not its children), from ``/proc``."""
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            fields = stat.read().rsplit(")", 1)[1].split()
+    except OSError:
+        return None
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def _sweep(root: Path, parallel: int, tag: str, own: list[float]) -> float:
+    """The sweep's wall time; its own CPU time (the sweep process alone, without its Runs) is appended to ``own``."""
+    argv = [*_CLI, "sweep", "sweep.toml", "--out", f"out-{tag}", "--parallel", str(parallel), "-q"]
+    start = time.perf_counter()
+    process = subprocess.Popen(argv, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    cpu = 0.0
+    while process.poll() is None:
+        cpu = _own_cpu(process.pid) or cpu
+        time.sleep(0.05)
+    elapsed = time.perf_counter() - start
+    stderr = process.stderr.read() if process.stderr is not None else ""
+    if process.returncode != 0:
+        raise SystemExit(f"{' '.join(argv[2:])} failed ({process.returncode}):\n{stderr[-3000:]}")
+    own.append(cpu)
+    return elapsed
 
 
 def _plain_runs(root: Path, benchmarks: list[str], seeds: list[int], budget: int, tag: str) -> float:
@@ -117,9 +142,10 @@ def main() -> None:
         tables = "".join(f'[[benchmark]]\nname = "{name}"\n\n' for name in benchmarks)
         (root / "sweep.toml").write_text(SWEEP.format(seeds=seeds, budget=budget, benchmarks=tables))
         times: dict[str, list[float]] = {"parallel 2": [], "parallel 1": [], "plain runs": []}
+        own: list[float] = []
         for n in range(args.repeat):
-            times["parallel 2"].append(_sweep(root, 2, f"p2-{n}"))
-            times["parallel 1"].append(_sweep(root, 1, f"p1-{n}"))
+            times["parallel 2"].append(_sweep(root, 2, f"p2-{n}", own))
+            times["parallel 1"].append(_sweep(root, 1, f"p1-{n}", own))
             if not args.quick:
                 times["plain runs"].append(_plain_runs(root, benchmarks, seeds, budget, str(n)))
             p2_n, p1_n = times["parallel 2"][-1], times["parallel 1"][-1]
@@ -130,6 +156,7 @@ def main() -> None:
         p2, p1 = (statistics.median(times[k]) for k in ("parallel 2", "parallel 1"))
         print(f"{runs} Runs, budget {budget}, {os.cpu_count()} CPUs, medians over {args.repeat} round(s):")
         print(f"  --parallel 2 / one after another: {p1 / p2:.2f}x faster ({p2:.1f} s vs {p1:.1f} s)")
+        print(f"  the sweep process's own CPU: {min(own):.2f}-{max(own):.2f} s per sweep of {runs} Runs (without them)")
         if times["plain runs"]:
             plain = statistics.median(times["plain runs"])
             ratio = p1 / plain
