@@ -1,4 +1,4 @@
-"""Pure folds over the ledger's Events: run state, the Agent mirror, bulk retention.
+"""Pure folds over the ledger's Events: run state, the Agent mirror, bulk retention, a sweep's cells.
 
 Each projection module offers ``apply(state, event) -> state`` and ``fold(events)``; rebuilding is
 folding from zero, and no projection ever writes to the log.
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from evoledger.projections.mirror_files import diff_mirror, sync_mirror
     from evoledger.projections.retention import EvictionDecision, RetentionState
     from evoledger.projections.run_state import RunState
+    from evoledger.projections.sweep_state import SweepState
 
 __all__ = [
     "EvictionDecision",
@@ -27,6 +28,7 @@ __all__ = [
     "MirrorState",
     "RetentionState",
     "RunState",
+    "SweepState",
     "audit",
     "diff_mirror",
     "learning_curve",
@@ -43,6 +45,7 @@ _LAZY: Final = {
     "EvictionDecision": "evoledger.projections.retention",
     "RetentionState": "evoledger.projections.retention",
     "RunState": "evoledger.projections.run_state",
+    "SweepState": "evoledger.projections.sweep_state",
     "LearningCurve": "evoledger.projections.learning_curve",
 }
 """Re-exported name -> the module defining it, imported on first access (PEP 562)."""

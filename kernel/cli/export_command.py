@@ -16,6 +16,7 @@ from evoledger.kernel.cli.options import echo_json
 from evoledger.kernel.cli.progress import bar, counter, verbosity_options
 from evoledger.kernel.cli.terminal_text import cell, markup
 from evoledger.kernel.registry import load_object
+from evoledger.kernel.sweep.record import runs_of
 from evoledger.ledger.errors import InputError
 from rich.console import Console
 from rich.table import Table
@@ -112,7 +113,8 @@ def export_command(
     dataset card that `datasets.load_dataset(OUT, CONFIG)` reads offline; `--format minari` writes
     the steps as a Minari dataset instead. `--visibility public` (default) keeps only what the Agent
     could see plus outcome labels; `all` adds the Validation and Assessment Episodes. Every step and
-    Episode row has a globally unique `episode_id`.
+    Episode row has a globally unique `episode_id`. A sweep's folder (evoledger sweep ... --out DIR) stands
+    for every Run it holds: one dataset of the whole sweep, each `episode_id` starting with its cell's name.
 
     \b
     Examples:
@@ -120,10 +122,12 @@ def export_command(
       evoledger export runs/a runs/b --out datasets/ab --config steps --visibility all --json
       evoledger export runs/cartpole-0 --out datasets/cartpole-minari --format minari
       evoledger export runs/eval-1 --out datasets/eval-1   (a record of evaluate --record-to runs/eval-1)
+      evoledger export sweeps/study --out datasets/study   (every Run of a sweep)
     """
     from evoledger.kernel.cli.export_spaces import registered_spec
 
     _require(output_format)
+    run_dirs = tuple(runs_of(run_dirs))  # a sweep's folder: its Runs
     export = load_object(EXPORTER)
     console = Console(stderr=True)
     with bar(console, as_json=as_json) as progress:

@@ -35,6 +35,7 @@ COMMANDS: Final = {
     "resume": "evoledger.kernel.cli.resume_command:resume_command",
     "replay": "evoledger.kernel.cli.replay_command:replay_command",
     "report": "evoledger.kernel.cli.report_command:report_command",
+    "sweep": "evoledger.kernel.cli.sweep_command:sweep_command",
     "evaluate": "evoledger.kernel.cli.evaluate_command:evaluate_command",
     "export": "evoledger.kernel.cli.export_command:export_command",
     "ledger": "evoledger.kernel.cli.ledger_commands:ledger_group",

@@ -10,6 +10,7 @@ from evoledger.kernel.cli.progress import spinner, verbosity_options
 from evoledger.kernel.cli.recorded_isolation import NO_ISOLATION_HELP, RECORDED_ISOLATION_HELP, recorded_code_isolation
 from evoledger.kernel.cli.run_report import RenderedFigure, rendered_episodes, report_html, write_html
 from evoledger.kernel.cli.terminal_text import markup
+from evoledger.kernel.sweep.record import runs_of
 from evoledger.ledger.errors import InputError
 from rich.console import Console
 
@@ -57,17 +58,20 @@ def report_command(
     ledgers, so it can be rebuilt at any time. Each Run's facts include its 'evoledger replay' verdict (the
     log-only audit; --no-audit leaves it out). Several Runs add a comparison: their curves overlaid and a
     leaderboard by Agent x Benchmark with the mean Assessment score and a 95% Student-t interval over the Runs.
+    A sweep's folder (evoledger sweep ... --out DIR) stands for every Run it holds.
 
     \b
     Examples:
       evoledger report runs/cartpole
       evoledger report runs/cartpole-1 runs/cartpole-2 runs/cartpole-3 --out reports/cartpole.html
       evoledger report runs/cartpole --render-episodes 2   # and two of its Episodes drawn (a GIF each)
+      evoledger report sweeps/study --out study.html       # every Run of a sweep: the leaderboard across it
     """
     if out.is_dir():  # refused before any Run is read
         raise InputError(f"--out {out} is a folder; name the HTML file to write, e.g. --out {out / 'report.html'}")
     if (isolation is not None or no_isolation) and not render_episodes:
         raise InputError("--isolation and --no-isolation choose how --render-episodes re-executes; pass it too")
+    run_dirs = tuple(runs_of(run_dirs))  # a sweep's folder: its Runs
     renders: list[RenderedFigure] = []
     if render_episodes:
         chosen = recorded_code_isolation(isolation, no_isolation, command="report --render-episodes")

@@ -71,6 +71,14 @@ from evoledger.ledger.events.submissions import (
     SubmissionRejected,
     request_summary,
 )
+from evoledger.ledger.events.sweep import (
+    CellName,
+    SweepCell,
+    SweepCellEnded,
+    SweepCellOutcome,
+    SweepCellStarted,
+    SweepCreated,
+)
 from evoledger.ledger.events.union import (
     EVENT_ADAPTER,
     EVENT_TYPES,
@@ -98,6 +106,7 @@ __all__ = [
     "BulkEvicted",
     "CandidateScore",
     "CandidateSelected",
+    "CellName",
     "Code",
     "ContentHash",
     "Count",
@@ -146,6 +155,11 @@ __all__ = [
     "SubmissionAccepted",
     "SubmissionId",
     "SubmissionRejected",
+    "SweepCell",
+    "SweepCellEnded",
+    "SweepCellOutcome",
+    "SweepCellStarted",
+    "SweepCreated",
     "Upcaster",
     "UpcasterRegistry",
     "ValidationEpisodeFinished",

@@ -32,6 +32,7 @@ from evoledger.ledger.events.submissions import (
     SubmissionAccepted,
     SubmissionRejected,
 )
+from evoledger.ledger.events.sweep import SweepCellEnded, SweepCellStarted, SweepCreated
 from evoledger.ledger.records import Visibility
 from pydantic import ConfigDict, Field, TypeAdapter
 
@@ -70,7 +71,10 @@ Event = Annotated[
     | AssessmentFinished
     | RunEnded
     | EvaluationStarted
-    | EvaluationFinished,
+    | EvaluationFinished
+    | SweepCreated
+    | SweepCellStarted
+    | SweepCellEnded,
     Field(discriminator="kind"),
 ]
 """Any Event, discriminated by ``kind``."""
@@ -135,6 +139,9 @@ EVENT_TYPES: Final[Mapping[str, type[EventBase]]] = event_types(
         RunEnded,
         EvaluationStarted,
         EvaluationFinished,
+        SweepCreated,
+        SweepCellStarted,
+        SweepCellEnded,
     ]
 )
 """Every Event kind this version of evoledger writes, with its model."""

@@ -45,6 +45,10 @@ from evoledger.ledger.events import (
     Signer,
     SubmissionAccepted,
     SubmissionRejected,
+    SweepCell,
+    SweepCellEnded,
+    SweepCellStarted,
+    SweepCreated,
     ValidationEpisodeFinished,
     check_program_path,
     current_version,
@@ -93,6 +97,17 @@ json_objects = st.dictionaries(st.text(max_size=8), json_values, max_size=4)
 benchmarks = st.builds(BenchmarkIdentity.of, names, json_objects)
 signers = st.none() | st.binary(min_size=32, max_size=32).map(lambda raw: Signer.of(raw.hex()))
 sorted_unique_indices = st.lists(indices, min_size=1, max_size=8, unique=True).map(sorted)
+cell_names = st.from_regex(r"[A-Za-z0-9][A-Za-z0-9._-]{0,20}", fullmatch=True)
+sweep_cells = st.builds(
+    SweepCell,
+    name=cell_names,
+    benchmark=names,
+    settings=json_objects,
+    agent=names,
+    agent_options=json_objects,
+    seed=st.integers(0, 2**63 - 1),
+    run=json_objects,
+)
 
 
 @st.composite
@@ -369,6 +384,33 @@ STRATEGIES: dict[type[EventBase], st.SearchStrategy[Any]] = {
         signer=signers,
     ),
     EvaluationFinished: _evaluation_finished(),
+    SweepCreated: st.builds(
+        SweepCreated,
+        sweep_id=cell_names,
+        source_digest=digests,
+        cells=st.lists(sweep_cells, min_size=1, max_size=3),
+        created_by=texts,
+    ),
+    SweepCellStarted: st.builds(
+        SweepCellStarted,
+        cell=cell_names,
+        mode=st.sampled_from(["run", "resume"]),
+        attempt=positives,
+        workers=st.none() | positives,
+    ),
+    SweepCellEnded: st.builds(
+        SweepCellEnded,
+        cell=cell_names,
+        outcome=st.sampled_from(["finished", "ended", "failed", "interrupted"]),
+        exit_code=st.none() | st.integers(-64, 255),
+        reason=st.none() | st.sampled_from(typing.get_args(RunEnded.model_fields["reason"].annotation)),
+        selected_submission_id=st.none() | submission_ids,
+        assessment_score=st.none() | finite,
+        budget_used=counts,
+        run_head_hash=st.none() | digests,
+        run_events=counts,
+        message=texts,
+    ),
 }
 any_event = st.one_of(*STRATEGIES.values())
 
@@ -397,7 +439,7 @@ def raw_row(kind: str, payload: bytes, *, version: int = 1, visibility: Visibili
 
 def test_strategies_cover_every_kind() -> None:
     assert set(STRATEGIES) == set(EVENT_TYPES.values())
-    assert len(EVENT_TYPES) == 24
+    assert len(EVENT_TYPES) == 27
 
 
 def test_declared_visibility_of_every_kind() -> None:
@@ -426,6 +468,9 @@ def test_declared_visibility_of_every_kind() -> None:
         "run-ended": "host",
         "evaluation-started": "host",
         "evaluation-finished": "host",
+        "sweep-created": "host",
+        "sweep-cell-started": "host",
+        "sweep-cell-ended": "host",
     }
     assert {kind: visibility_of(kind) for kind in EVENT_TYPES} == expected
     assert {kind: current_version(kind) for kind in EVENT_TYPES if current_version(kind) != 1} == {"infra-fault": 2}
@@ -511,7 +556,7 @@ def test_object_refs_follow_the_naming_convention(event: EventBase) -> None:
     dump = event.model_dump(mode="json")
     refs = object_refs(event)
     assert refs == payload_object_refs(parse_canonical(to_pending(event).payload))
-    # Every digest-shaped string sits under a reference name, except the two declared non-Object hashes.
+    # Every digest-shaped string sits under a reference name, except the declared non-Object hashes.
     expected: set[str] = set()
 
     def walk(value: Any, key: str | None) -> None:
@@ -521,7 +566,7 @@ def test_object_refs_follow_the_naming_convention(event: EventBase) -> None:
         elif isinstance(value, list):
             for v in value:
                 walk(v, key)
-        elif is_digest(value) and key not in ("params_hash", "pool_commitment"):
+        elif is_digest(value) and key not in ("params_hash", "pool_commitment", "run_head_hash"):
             expected.add(value)
 
     walk(dump, None)
