@@ -401,4 +401,3 @@ class RayExecutor:
 def _first_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0][:500] if text else type(exc).__name__
-
