@@ -27,6 +27,7 @@ SMOKE_RUNS = {
     "policy_abi_bench.py": (["--episodes", "1", "--rounds", "1"], "evopolicygym / evoledger"),
     "contest_stepping_bench.py": (["--episodes", "1", "--repeat", "1"], "bytes/step recorded"),
     "ahc054_bench.py": (["--forests", "1", "--rounds", "1", "--turns", "200"], "steps/s"),
+    "ray_bench.py": (["--episodes", "4", "--repeat", "1", "--task-episodes", "0"], "Host ledger"),
 }
 
 

@@ -55,6 +55,9 @@ _RAY_SLACK_SECONDS: Final = 60.0
 """Wall-clock time an actor gets beyond its own worker's watchdog before it is presumed lost and killed."""
 _WAIT_SECONDS: Final = 1.0
 _CLOSE_SECONDS: Final = 10.0
+_ROOT_PREFIX: Final = "evoledger-ray-programs-"
+"""An actor's folder of Program copies is ``<tmp>/evoledger-ray-programs-<pid>-*``: the next actor on the node
+removes it if that process was killed."""
 _SHIPPED_PROGRAMS: Final = 32
 """Program digests whose Objects stay referenced in Ray's object store between runs (the most recent ones)."""
 
@@ -92,7 +95,8 @@ class EpisodeActor:
     def __init__(self, benchmark: dict[str, Any], isolation: str, allow_import: bool, policy_abi: str) -> None:
         self._settings = (BenchmarkRef.model_validate(benchmark), isolation, allow_import, policy_abi)
         self._executor: LocalExecutor | None = None
-        self._root = Path(tempfile.mkdtemp(prefix="evoledger-ray-programs-"))
+        _remove_orphaned_roots()
+        self._root = Path(tempfile.mkdtemp(prefix=f"{_ROOT_PREFIX}{os.getpid()}-"))
         self._execution: int | None = None
         self._programs: dict[str, Path] = {}
 
@@ -140,6 +144,15 @@ class EpisodeActor:
         if self._executor is not None:
             self._executor.close()
         shutil.rmtree(self._root, ignore_errors=True)
+
+
+def _remove_orphaned_roots() -> None:
+    """Remove the Program folders of actors on this node whose process is gone (killed: they could not clean up)."""
+    with contextlib.suppress(OSError):
+        for entry in Path(tempfile.gettempdir()).glob(f"{_ROOT_PREFIX}*-*"):
+            pid = entry.name.removeprefix(_ROOT_PREFIX).partition("-")[0]
+            if pid.isdigit() and not Path(f"/proc/{pid}").exists() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
 
 
 def _start_error(report: dict[str, Any]) -> Exception:
