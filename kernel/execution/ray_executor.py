@@ -19,7 +19,8 @@ milliseconds of actor call (``bench/ray_bench.py`` measures both).
 * **Ray itself.** ``address`` None starts a private local Ray instance (no dashboard, no logs on stdout, its
   files in a fresh ``/tmp/evoledger-ray-*`` folder) that :meth:`~RayExecutor.close` stops and removes; ``auto``,
   ``ray://HOST:PORT`` or ``HOST:PORT`` connect to an existing cluster, whose nodes must have evoledger (and the
-  Benchmark's packages) installed. When Ray is already initialised in this process (tests) it is used as it is.
+  Benchmark's packages) installed. Executors of one process share the connection the first one made (the last to
+  close stops it); Ray initialised by the caller (tests, a sweep) is used as it is and left running.
   ``ray`` is imported only here, and this module only when the ``ray`` backend is chosen.
 """
 
@@ -32,6 +33,7 @@ import logging
 import os
 import shutil
 import tempfile
+import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -58,6 +60,11 @@ _CLOSE_SECONDS: Final = 10.0
 _ROOT_PREFIX: Final = "evoledger-ray-programs-"
 """An actor's folder of Program copies is ``<tmp>/evoledger-ray-programs-<pid>-*``: the next actor on the node
 removes it if that process was killed."""
+_lock = threading.Lock()
+_users = 0
+"""Open RayExecutors of this process that share the Ray connection one of them made (the last one closes it)."""
+_temp_dir: str | None = None
+"""The files of the private local Ray instance that connection started (removed when it is stopped)."""
 _SHIPPED_PROGRAMS: Final = 32
 """Program digests whose Objects stay referenced in Ray's object store between runs (the most recent ones)."""
 
@@ -198,8 +205,7 @@ class RayExecutor:
         self._startup_timeout = startup_timeout
         self._max_attempts = max_attempts
         self._sandboxed = self.isolation.isolation == "bwrap"
-        self._temp_dir: str | None = None
-        self._owns_ray = False
+        self._connected = False
         self._closed = False
         self._running = False
         self._execution = 0
@@ -220,20 +226,46 @@ class RayExecutor:
             raise
 
     def _connect(self, address: str | None, workers: int) -> None:
+        global _users, _temp_dir
         ray = self._ray
-        if ray.is_initialized():
+        with _lock:
+            if ray.is_initialized():
+                if _users > 0:  # another RayExecutor of this process connected it: share it, last one disconnects
+                    _users += 1
+                    self._connected = True
+                return  # initialised by the caller (tests, a sweep): theirs to stop
+            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+            quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
+            if address is None:
+                temp_dir = tempfile.mkdtemp(prefix="evoledger-ray-", dir="/tmp")  # socket paths must stay short
+                try:
+                    ray.init(num_cpus=workers, include_dashboard=False, _temp_dir=temp_dir, **quiet)
+                except BaseException:
+                    shutil.rmtree(temp_dir, ignore_errors=True)
+                    raise
+                _temp_dir = temp_dir
+            else:
+                try:
+                    ray.init(address=address, **quiet)
+                except (ConnectionError, RuntimeError, ValueError) as exc:
+                    raise InfraError(f"cannot connect to the Ray cluster at --ray-address {address}: {exc}") from None
+            _users = 1
+            self._connected = True
+
+    def _disconnect(self) -> None:
+        global _users, _temp_dir
+        if not self._connected:
             return
-        os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-        quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
-        if address is None:
-            self._temp_dir = tempfile.mkdtemp(prefix="evoledger-ray-", dir="/tmp")  # socket paths must stay short
-            ray.init(num_cpus=workers, include_dashboard=False, _temp_dir=self._temp_dir, **quiet)
-        else:
-            try:
-                ray.init(address=address, **quiet)
-            except (ConnectionError, RuntimeError, ValueError) as exc:
-                raise InfraError(f"cannot connect to the Ray cluster at --ray-address {address}: {exc}") from None
-        self._owns_ray = True
+        self._connected = False
+        with _lock:
+            _users -= 1
+            if _users > 0:
+                return
+            with contextlib.suppress(Exception):
+                self._ray.shutdown()
+            if _temp_dir is not None:
+                shutil.rmtree(_temp_dir, ignore_errors=True)
+                _temp_dir = None
 
     def _new_actor(self) -> Any:
         return self._actor_class.options(scheduling_strategy="SPREAD").remote(*self._settings)
@@ -289,11 +321,7 @@ class RayExecutor:
                 with contextlib.suppress(Exception):
                     ray.kill(actor)
         self._actors, self._shipped = [], {}
-        if ray is not None and self._owns_ray:
-            with contextlib.suppress(Exception):
-                ray.shutdown()
-        if self._temp_dir is not None:
-            shutil.rmtree(self._temp_dir, ignore_errors=True)
+        self._disconnect()
 
     def run(self, tasks: Sequence[EpisodeTask]) -> Iterator[EpisodeOutcome]:
         """Run ``tasks``; yields their outcomes in task order. Tasks are checked before anything runs."""
