@@ -65,6 +65,8 @@ _users = 0
 """Open RayExecutors of this process that share the Ray connection one of them made (the last one closes it)."""
 _temp_dir: str | None = None
 """The files of the private local Ray instance that connection started (removed when it is stopped)."""
+_QUEUE_DEPTH: Final = 2
+"""Episodes queued on each actor: the next one is there when one ends (no round trip to the Host in between)."""
 _SHIPPED_PROGRAMS: Final = 32
 """Program digests whose Objects stay referenced in Ray's object store between runs (the most recent ones)."""
 
@@ -162,6 +164,17 @@ def _remove_orphaned_roots() -> None:
                 shutil.rmtree(entry, ignore_errors=True)
 
 
+@dataclasses.dataclass(slots=True)
+class _InFlight:
+    """One Episode sent to an actor: its slot, that actor, its task's position, its deadline, when it was sent."""
+
+    slot: int
+    actor: Any
+    position: int
+    deadline: float
+    started: float
+
+
 def _start_error(report: dict[str, Any]) -> Exception:
     name, message = str(report.get("error")), str(report.get("message"))
     if name == "UntrustedRecordError":
@@ -211,13 +224,14 @@ class RayExecutor:
         self._execution = 0
         self._shipped: dict[str, Any] = {}
         self._actors: list[Any] = []
-        self._busy: list[Any] = []
+        self._queued: list[list[Any]] = []
+        """Per slot: the refs of the Episodes sent to its actor and not yet received, in the order they run."""
         self._starting: list[Any] = []
         try:
             self._connect(address, workers)
             self._actor_class = self._ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(EpisodeActor)
             self._actors = [self._new_actor() for _ in range(workers)]
-            self._busy = [None] * workers
+            self._queued = [[] for _ in range(workers)]
             self._starting = [a.start.remote() for a in self._actors]
             if wait_until_ready:
                 self._await_started()
@@ -367,23 +381,22 @@ class RayExecutor:
     ) -> Iterator[EpisodeOutcome]:
         pending = deque(range(len(tasks)))
         attempts = [0] * len(tasks)
-        in_flight: dict[Any, tuple[int, int, float, float]] = {}  # ref -> slot, position, deadline, started
+        in_flight: dict[Any, _InFlight] = {}
         done: dict[int, EpisodeOutcome] = {}
         next_position = 0
         try:
             while next_position < len(tasks):
-                for slot in range(len(self._actors)):
-                    if pending and self._busy[slot] is None:
+                for slot, queued in enumerate(self._queued):
+                    while pending and len(queued) < _QUEUE_DEPTH:
                         position = pending.popleft()
                         digest, objects = programs[position]
-                        ref = self._actors[slot].run.remote(
-                            execution, task_to_json(tasks[position], 0), digest, objects
-                        )
+                        actor = self._actors[slot]
+                        ref = actor.run.remote(execution, task_to_json(tasks[position], 0), digest, objects)
                         attempts[position] += 1
-                        started = time.perf_counter()
+                        now = time.perf_counter()
                         limit = _watchdog_seconds(tasks[position], self._sandboxed) + _RAY_SLACK_SECONDS
-                        in_flight[ref] = (slot, position, started + limit, started)
-                        self._busy[slot] = ref
+                        queued.append(ref)  # it may wait behind the ones queued before it: so may its deadline
+                        in_flight[ref] = _InFlight(slot, actor, position, now + limit * len(queued), now)
                 while next_position in done:
                     yield done.pop(next_position)
                     next_position += 1
@@ -391,38 +404,42 @@ class RayExecutor:
                     self._wait(tasks, in_flight, pending, attempts, done)
         finally:
             self._running = False
+            self._queued = [[] for _ in self._actors]  # an abandoned run's Episodes: their outcomes are dropped
 
     def _wait(
         self,
         tasks: list[EpisodeTask],
-        in_flight: dict[Any, tuple[int, int, float, float]],
+        in_flight: dict[Any, _InFlight],
         pending: deque[int],
         attempts: list[int],
         done: dict[int, EpisodeOutcome],
     ) -> None:
         ray = self._ray
         now = time.perf_counter()
-        for ref, (slot, _, deadline, _) in in_flight.items():
-            if now >= deadline and self._busy[slot] is ref:  # unresponsive: kill it; its ref then fails (lost)
+        for flight in in_flight.values():
+            if now >= flight.deadline and self._actors[flight.slot] is flight.actor:  # unresponsive: kill it
                 with contextlib.suppress(Exception):
-                    ray.kill(self._actors[slot])
+                    ray.kill(flight.actor)  # its refs then fail as lost
         ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=_WAIT_SECONDS)
         for ref in ready:
-            slot, position, _, started = in_flight.pop(ref)
-            self._busy[slot] = None
+            flight = in_flight.pop(ref)
+            position = flight.position
+            with contextlib.suppress(ValueError):
+                self._queued[flight.slot].remove(ref)
             episode = tasks[position].episode
             try:
                 _, outcome = outcome_from_frame(ray.get(ref))
             except ray.exceptions.RayTaskError as exc:  # raised by our code inside the actor: not the Policy's
-                outcome = self._fault(tasks[position], started, f"the Episode actor failed: {_first_line(exc)}")
+                outcome = self._fault(tasks[position], flight.started, f"the Episode actor failed: {_first_line(exc)}")
             except ray.exceptions.RayError as exc:  # the actor, its Ray worker or its node is gone
-                self._actors[slot] = self._new_actor()
+                if self._actors[flight.slot] is flight.actor:  # replaced once, whatever was queued on it
+                    self._actors[flight.slot] = self._new_actor()
                 if attempts[position] < self._max_attempts:
                     pending.appendleft(position)
                     continue
                 outcome = self._fault(
                     tasks[position],
-                    started,
+                    flight.started,
                     f"the Ray actor running this Episode was lost {attempts[position]} times "
                     f"({type(exc).__name__}: {_first_line(exc)}); {episode.split} Episode {episode.index} was not run",
                 )
