@@ -1,6 +1,7 @@
 """Episodes on a Ray cluster: :class:`RayExecutor`, the distributed backend behind the :class:`Executor` seam.
 
-The executor keeps a pool of ``workers`` Ray actors (one CPU each, spread over the cluster's nodes). Each actor
+The executor keeps a pool of ``workers`` Ray actors (one CPU each, spread over the cluster's nodes), with up to
+two Episodes queued on each, so the next one is already there when one ends. Each actor (:mod:`~.ray_actor`)
 hosts a one-worker :class:`LocalExecutor`, so an Episode runs exactly as it does locally: a pre-warmed worker
 process (a fresh interpreter, never a fork of Ray's multi-threaded worker) forks a fresh Policy process per
 Episode under the same limits and the same isolation. Actors rather than one Ray task per Episode: a task would
@@ -42,14 +43,15 @@ from types import TracebackType
 from typing import Any, Final, Self
 
 from evoledger.kernel.execution.abi import DEFAULT_POLICY_ABI, check_policy_abi
-from evoledger.kernel.execution.executor import LocalExecutor, _watchdog_seconds
+from evoledger.kernel.execution.executor import _watchdog_seconds
 from evoledger.kernel.execution.isolation import IsolationChoice, resolve_isolation
-from evoledger.kernel.execution.messages import outcome_from_frame, outcome_to_frame, task_from_json, task_to_json
+from evoledger.kernel.execution.messages import outcome_from_frame, task_to_json
+from evoledger.kernel.execution.ray_actor import EpisodeActor
 from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
 from evoledger.kernel.registry import BenchmarkRef, UntrustedRecordError
 from evoledger.ledger.canonical import digest_of
-from evoledger.ledger.errors import ConfigError, EvoLedgerError, InfraError, InputError, MissingExtraError
-from evoledger.ledger.snapshots import materialize_program, snapshot_program
+from evoledger.ledger.errors import ConfigError, InfraError, InputError, MissingExtraError
+from evoledger.ledger.snapshots import snapshot_program
 
 __all__ = ["RayExecutor"]
 
@@ -57,9 +59,6 @@ _RAY_SLACK_SECONDS: Final = 60.0
 """Wall-clock time an actor gets beyond its own worker's watchdog before it is presumed lost and killed."""
 _WAIT_SECONDS: Final = 1.0
 _CLOSE_SECONDS: Final = 10.0
-_ROOT_PREFIX: Final = "evoledger-ray-programs-"
-"""An actor's folder of Program copies is ``<tmp>/evoledger-ray-programs-<pid>-*``: the next actor on the node
-removes it if that process was killed."""
 _lock = threading.Lock()
 _users = 0
 """Open RayExecutors of this process that share the Ray connection one of them made (the last one closes it)."""
@@ -85,83 +84,6 @@ class _Objects(dict[str, bytes]):
         digest = digest_of(data)
         self[digest] = data
         return digest
-
-
-class _ObjectSource:
-    def __init__(self, objects: dict[str, bytes]) -> None:
-        self._objects = objects
-
-    def get(self, digest: str) -> bytes:
-        try:
-            return self._objects[digest]
-        except KeyError:
-            raise InfraError(f"the shipped Program lacks Object {digest}; this is a bug in evoledger") from None
-
-
-class EpisodeActor:
-    """The body of one Ray actor: a one-worker :class:`LocalExecutor` and this execution's Program copies."""
-
-    def __init__(self, benchmark: dict[str, Any], isolation: str, allow_import: bool, policy_abi: str) -> None:
-        self._settings = (BenchmarkRef.model_validate(benchmark), isolation, allow_import, policy_abi)
-        self._executor: LocalExecutor | None = None
-        _remove_orphaned_roots()
-        self._root = Path(tempfile.mkdtemp(prefix=f"{_ROOT_PREFIX}{os.getpid()}-"))
-        self._execution: int | None = None
-        self._programs: dict[str, Path] = {}
-
-    def start(self) -> dict[str, Any]:
-        """Start the worker; where this actor runs, or the start-up error's class name and message."""
-        if self._executor is None:
-            ref, isolation, allow_import, policy_abi = self._settings
-            try:
-                self._executor = LocalExecutor(
-                    ref,
-                    workers=1,
-                    pin_cpus=False,  # Ray places actors; several on one node must not share one pinned CPU
-                    isolation=isolation,
-                    allow_import=allow_import,
-                    policy_abi=policy_abi,
-                )
-            except EvoLedgerError as exc:
-                return {"error": type(exc).__name__, "message": str(exc)}
-        return {"pid": os.getpid(), "node": os.uname().nodename}
-
-    def run(self, execution: int, task_json: bytes, program_digest: str, objects: dict[str, bytes]) -> bytes:
-        """Run one Episode; its outcome frame (the worker's own wire format)."""
-        started = self.start()
-        if "error" in started:
-            raise InfraError(f"the Episode actor could not start its worker: {started['message']}")
-        assert self._executor is not None  # start() succeeded
-        _, task = task_from_json(task_json)
-        task = dataclasses.replace(task, program_dir=self._program(execution, program_digest, objects))
-        (outcome,) = self._executor.run([task])
-        return outcome_to_frame(outcome, 0)
-
-    def _program(self, execution: int, digest: str, objects: dict[str, bytes]) -> Path:
-        if execution != self._execution:  # a new execution: no Policy may see an earlier execution's copy
-            for old in self._programs.values():
-                shutil.rmtree(old.parent, ignore_errors=True)
-            self._programs = {}
-            self._execution = execution
-        if digest not in self._programs:
-            holder = Path(tempfile.mkdtemp(dir=self._root))
-            materialize_program(digest, _ObjectSource(objects), holder / "program")
-            self._programs[digest] = holder / "program"
-        return self._programs[digest]
-
-    def close(self) -> None:
-        if self._executor is not None:
-            self._executor.close()
-        shutil.rmtree(self._root, ignore_errors=True)
-
-
-def _remove_orphaned_roots() -> None:
-    """Remove the Program folders of actors on this node whose process is gone (killed: they could not clean up)."""
-    with contextlib.suppress(OSError):
-        for entry in Path(tempfile.gettempdir()).glob(f"{_ROOT_PREFIX}*-*"):
-            pid = entry.name.removeprefix(_ROOT_PREFIX).partition("-")[0]
-            if pid.isdigit() and not Path(f"/proc/{pid}").exists() and not entry.is_symlink():
-                shutil.rmtree(entry, ignore_errors=True)
 
 
 @dataclasses.dataclass(slots=True)
