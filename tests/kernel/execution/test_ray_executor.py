@@ -134,6 +134,20 @@ def test_a_killed_ray_worker_is_an_infra_fault_retried_never_the_policys(
     assert ray_executor.actor_pids[0] != pids[0]  # slot 0 has a new actor
 
 
+def test_a_run_abandoned_midway_leaves_the_actors_free_for_the_next(
+    ray_executor: RayExecutor, counter: LocalExecutor, programs: dict[str, Path], make_tasks: MakeTasks
+) -> None:
+    tasks = make_tasks(programs["binary_search"], 6, seed=3)
+    abandoned = ray_executor.run(tasks)
+    next(abandoned)  # Episodes are still queued on both actors
+    abandoned.close()
+    finished: list[list[tuple[Any, ...]]] = []
+    later = threading.Thread(target=lambda: finished.append([_facts(o) for o in ray_executor.run(tasks[:3])]))
+    later.start()
+    later.join(timeout=300)  # a slot left marked busy would wait forever
+    assert finished == [[_facts(o) for o in counter.run(tasks[:3])]]
+
+
 def test_a_benchmark_a_node_cannot_build_is_a_config_error(ray_cluster: None) -> None:
     with pytest.raises(ConfigError, match="no-such-benchmark"):
         RayExecutor(BenchmarkRef(name="no-such-benchmark"), startup_timeout=120)
