@@ -16,7 +16,7 @@ import sys
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -139,6 +139,7 @@ def test_a_run_abandoned_midway_leaves_the_actors_free_for_the_next(
 ) -> None:
     tasks = make_tasks(programs["binary_search"], 6, seed=3)
     abandoned = ray_executor.run(tasks)
+    assert isinstance(abandoned, Generator)
     next(abandoned)  # Episodes are still queued on both actors
     abandoned.close()
     finished: list[list[tuple[Any, ...]]] = []
