@@ -17,11 +17,12 @@ from typing import TYPE_CHECKING, Any
 
 from evoledger.kernel.authoring import Split
 from evoledger.kernel.execution import (
+    ExecutionBackend,
     Executor,
     Isolation,
     IsolationChoice,
-    LocalExecutor,
     PolicyLimits,
+    open_executor,
     resolve_isolation,
 )
 from evoledger.kernel.execution.abi import PolicyAbi
@@ -124,6 +125,7 @@ def evaluate(
     on_episode: Callable[[EpisodeResult], None] | None = None,
     signing_key: SigningKey | None = None,
     built_benchmark: Benchmark | None = None,
+    backend: ExecutionBackend | None = None,
 ) -> EvaluationResult:
     """Evaluate the Program in directory ``program`` on ``benchmark`` and record every Episode.
 
@@ -133,6 +135,7 @@ def evaluate(
     With ``signing_key`` a new record (``record_to``) names its public key and every head is signed into ``ledger.sig``.
     ``built_benchmark``: the Benchmark ``benchmark`` names, when the caller has built it already (e.g. to find its
     starting Program); it is then not built again here (the workers always build their own).
+    ``backend``: where the Episodes run when no ``executor`` is given (default: locally; it is not recorded).
     """
     config = config or EvaluationConfig()
     used = getattr(executor, "isolation", None) if executor is not None else resolve_isolation(config.isolation)
@@ -148,7 +151,8 @@ def evaluate(
         # Started first, waited for at the first Episode: the workers' start-up (a fresh interpreter each, maybe a
         # sandbox) overlaps building the Benchmark, the ledger and the Program snapshot.
         runner = executor or stack.enter_context(
-            LocalExecutor(
+            open_executor(
+                backend,
                 ref,
                 workers=config.workers,
                 isolation=config.isolation,

@@ -28,6 +28,7 @@ SMOKE_RUNS = {
     "contest_stepping_bench.py": (["--episodes", "1", "--repeat", "1"], "bytes/step recorded"),
     "ahc054_bench.py": (["--forests", "1", "--rounds", "1", "--turns", "200"], "steps/s"),
     "sweep_bench.py": (["--quick", "--repeat", "1"], "one after another"),
+    "ray_bench.py": (["--episodes", "4", "--repeat", "1", "--task-episodes", "0"], "Host ledger"),
 }
 
 

@@ -80,7 +80,7 @@ HOMES = {
     "Benchmark": "evoledger.kernel.authoring:Benchmark",
 }
 
-HEAVY = ("pydantic", "gymnasium", "numpy", "sqlite_utils", "pandas", "rich", "click")
+HEAVY = ("pydantic", "gymnasium", "numpy", "sqlite_utils", "pandas", "rich", "click", "ray")
 
 
 def test_the_exported_names_are_exactly_the_curated_ones() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final
 
 import click
+from evoledger.kernel.cli.backend_options import backend_options, chosen_backend
 from evoledger.kernel.cli.benchmark_limits import apply_benchmark_limits
 from evoledger.kernel.cli.config_options import (
     POLICY_LIMIT_FLAGS,
@@ -22,7 +23,8 @@ from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_o
 from evoledger.kernel.cli.options import echo_json, parse_config_pairs
 from evoledger.kernel.cli.progress import bar, note, step, verbosity_options
 from evoledger.kernel.evaluation import EpisodeResult, EvaluationConfig, EvaluationResult, evaluate
-from evoledger.kernel.execution import LocalExecutor, PolicyLimits, resolve_isolation
+from evoledger.kernel.execution import PolicyLimits, resolve_isolation
+from evoledger.kernel.execution.backend import open_executor
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 
 if TYPE_CHECKING:
@@ -87,6 +89,7 @@ EVALUATE_OPTIONS: Final = config_options(
 @click.option("--benchmark", "-b", default="cartpole", show_default=True, help="Registry name or pkg.module:factory.")
 @click.option("--set", "settings", multiple=True, metavar="KEY=VALUE", help="Benchmark configuration (repeatable).")
 @config_option_decorator(EVALUATE_OPTIONS)
+@backend_options
 @click.option(
     "--record-to",
     type=click.Path(file_okay=False, path_type=Path),
@@ -99,6 +102,8 @@ def evaluate_command(
     program_dir: Path | None,
     benchmark: str,
     settings: tuple[str, ...],
+    backend: str,
+    ray_address: str | None,
     record_to: Path | None,
     signing_key: Path | None,
     as_json: bool,
@@ -113,15 +118,18 @@ def evaluate_command(
     Examples:
       evoledger evaluate --benchmark cartpole --episodes 20
       evoledger evaluate my_program/ -b frozen-lake --set map_name=8x8 -n 100 -w 2 --record-to runs/fl8
+      evoledger evaluate -b cartpole -n 1000 -w 16 --backend ray --ray-address auto
     """
     values = config_values(EVALUATE_OPTIONS, config_args)
     chosen = resolve_isolation(values["isolation"])  # ConfigError (with the install hint) for an unusable bwrap
+    where = chosen_backend(backend, ray_address)  # ConfigError (with the install hint) when Ray is missing
     config = EvaluationConfig.model_validate({**values, "isolation": chosen.isolation})
     ref = BenchmarkRef(name=benchmark, config=parse_config_pairs(settings))
     # The workers start first and are waited for at the first Episode: their start-up overlaps all that follows,
     # including the imports below (rich; the Benchmarks with numpy and gymnasium), which this module does not pay.
     executor = click.get_current_context().with_resource(
-        LocalExecutor(
+        open_executor(
+            where,
             ref,
             workers=config.workers,
             isolation=config.isolation,
@@ -147,6 +155,8 @@ def evaluate_command(
     console = Console(stderr=True)
     if not as_json:  # JSON output stays one document; the record keeps the isolation used
         note(console, f"isolation: {chosen.describe()}")
+        if where.name == "ray":
+            note(console, f"backend: ray ({where.ray_address or 'a local Ray instance'})")
         if own_limits:
             note(console, f"limits: {', '.join(own_limits)} ({benchmark}'s own defaults; a flag overrides them)")
     with bar(console, as_json=as_json, info="last") as progress:

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 import click
+from evoledger.kernel.cli.backend_options import backend_options, chosen_backend
 from evoledger.kernel.cli.options import echo_json, isolation_choice
 from evoledger.kernel.cli.progress import bar, counter, note, spinner, verbosity_options
 from evoledger.kernel.cli.recorded_isolation import NO_ISOLATION_HELP, RECORDED_ISOLATION_HELP, recorded_code_isolation
@@ -93,6 +94,7 @@ def print_report(report: ReplayReport, console: Console) -> None:
     help="With --execute: " + RECORDED_ISOLATION_HELP,
 )
 @click.option("--no-isolation", is_flag=True, help="With --execute: " + NO_ISOLATION_HELP)
+@backend_options
 @click.option(
     "--trusted-key",
     metavar="KEY|FINGERPRINT",
@@ -148,6 +150,8 @@ def replay_command(
     rebuild: bool,
     isolation: str | None,
     no_isolation: bool,
+    backend: str,
+    ray_address: str | None,
     trusted_key: str | None,
     trust_recorded_benchmark: bool,
     render_episode: str | None,
@@ -188,6 +192,11 @@ def replay_command(
       evoledger replay runs/cartpole-0 --render train/submission-000002/4 --out episode.gif
       evoledger replay runs/cartpole-0 --render assessment/submission-000003/0 --visibility all --out a.mp4
     """
+    if (backend != "local" or ray_address is not None) and not execute:
+        raise ConfigError(
+            "--backend and --ray-address choose where --execute re-runs Episodes (--render runs its one Episode "
+            "locally); pass --execute, or drop them"
+        )
     if render_episode is not None:
         if execute or rebuild or trusted_key is not None:
             raise ConfigError("--render draws one Episode; run --execute, --rebuild or --trusted-key without it")
@@ -211,6 +220,7 @@ def replay_command(
     if out is not None:
         raise ConfigError("--out is the file of --render EPISODE; pass --render too, or drop --out")
     trusted = None if trusted_key is None else parse_trusted_key(trusted_key)
+    where = chosen_backend(backend, ray_address) if execute else None
     if execute:  # ConfigError (exit 2, with the install hint) where no sandbox can run and none was waived
         chosen = recorded_code_isolation(isolation, no_isolation, command="replay --execute")
         if not as_json:
@@ -234,6 +244,7 @@ def replay_command(
             trusted_key=trusted,
             trust_benchmark=trust_recorded_benchmark,
             on_episode=on_episode,
+            backend=where,
         )
     if as_json:
         echo_json(report.to_dict())

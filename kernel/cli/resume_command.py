@@ -7,6 +7,7 @@ from pathlib import Path
 import click
 from evoledger.kernel.agents.sandbox import resolve_agent_isolation
 from evoledger.kernel.cli.agent_isolation import agent_isolation_option
+from evoledger.kernel.cli.backend_options import backend_options, chosen_backend
 from evoledger.kernel.cli.keys_command import resolve_signing_key, signing_key_option
 from evoledger.kernel.cli.options import echo_json, isolation_choice
 from evoledger.kernel.cli.progress import bar, counter, note, run_watcher, verbosity_options
@@ -30,6 +31,7 @@ __all__ = ["resume_command"]
     help=RECORDED_ISOLATION_HELP,
 )
 @click.option("--no-isolation", is_flag=True, help=NO_ISOLATION_HELP)
+@backend_options
 @agent_isolation_option
 @signing_key_option
 @click.option(
@@ -49,6 +51,8 @@ def resume_command(
     run_dir: Path,
     isolation: str | None,
     no_isolation: bool,
+    backend: str,
+    ray_address: str | None,
     agent_isolation: str,
     signing_key: Path | None,
     trust_recorded_benchmark: bool,
@@ -75,6 +79,7 @@ def resume_command(
     """
     chosen = recorded_code_isolation(isolation, no_isolation, command="resume")  # never the recorded choice
     agent_chosen = resolve_agent_isolation(agent_isolation)  # never the recorded choice either
+    where = chosen_backend(backend, ray_address)  # not recorded: either backend continues any Run
     console = Console(stderr=True)
     if not as_json:
         note(console, f"isolation: {chosen.describe()}")
@@ -90,6 +95,7 @@ def resume_command(
             agent=agent,
             on_update=run_watcher(progress, console, judging="validating and assessing the Candidates"),
             on_judged=counter(progress, console),
+            backend=where,
         )
     report = leave_host_report(result.run_dir, console)
     if as_json:

@@ -9,6 +9,7 @@ import click
 from evoledger.kernel.agents.registry import check_agent_program, make_agent
 from evoledger.kernel.agents.sandbox import resolve_agent_isolation
 from evoledger.kernel.cli.agent_options import AGENT_OPTION_FIELDS, agent_option_flag, apply_agent_options
+from evoledger.kernel.cli.backend_options import backend_options, chosen_backend
 from evoledger.kernel.cli.benchmark_limits import apply_benchmark_limits
 from evoledger.kernel.cli.config_options import (
     POLICY_LIMIT_FLAGS,
@@ -65,6 +66,7 @@ RUN_OPTIONS: Final = config_options(
     help="Run directory (default: runs/<benchmark>, or runs/<benchmark>-<seed> with --seed; '/' becomes '-').",
 )
 @config_option_decorator(RUN_OPTIONS)
+@backend_options
 @agent_option_flag
 @signing_key_option
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
@@ -74,6 +76,8 @@ def run_command(
     settings: tuple[str, ...],
     initial_program: Path | None,
     record_to: Path | None,
+    backend: str,
+    ray_address: str | None,
     agent_options: tuple[str, ...],
     signing_key: Path | None,
     as_json: bool,
@@ -94,6 +98,7 @@ def run_command(
     own_limits = apply_benchmark_limits(benchmark, values["limits"], click.get_current_context())
     isolation = resolve_isolation(values["isolation"])  # ConfigError (with the install hint) for unusable bwrap
     agent_isolation = resolve_agent_isolation(values["agent_isolation"])  # likewise for --agent-isolation bwrap
+    where = chosen_backend(backend, ray_address)  # likewise when Ray is missing
     config = RunConfig.model_validate(
         {
             **values,
@@ -117,6 +122,8 @@ def run_command(
         note(console, f"seed {seed_line(config.seed)}")
         note(console, f"isolation: {isolation.describe()}")
         note(console, f"agent isolation: {agent_isolation.describe()}")
+        if where.name == "ray":
+            note(console, f"backend: ray ({where.ray_address or 'a local Ray instance'})")
         if own_limits:
             note(console, f"limits: {', '.join(own_limits)} ({benchmark}'s own defaults; a flag overrides them)")
     with bar(console, as_json=as_json) as progress:
@@ -130,6 +137,7 @@ def run_command(
                 on_update=_update,
                 signing_key=key,
                 on_judged=counter(progress, console),
+                backend=where,
             )
     report = leave_host_report(result.run_dir, console)
     if as_json:

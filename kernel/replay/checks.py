@@ -45,6 +45,7 @@ from pathlib import Path
 from typing import Any, cast
 
 from evoledger.kernel.authoring import EpisodeSpec, Split
+from evoledger.kernel.execution import ExecutionBackend
 from evoledger.kernel.planning import PlannedEpisode, plan_commitment
 from evoledger.kernel.registry import UntrustedRecordError, default_registry, is_import_string, resolve_recorded
 from evoledger.kernel.replay.execution_check import check_execution
@@ -223,6 +224,7 @@ def replay(
     trusted_key: PublicKey | str | None = None,
     trust_benchmark: bool = False,
     on_episode: Callable[[int, int], None] | None = None,
+    backend: ExecutionBackend | None = None,
 ) -> ReplayReport:
     """Audit the Run in ``run_dir`` (see the module docstring); ``rebuild`` first regenerates its mirror.
 
@@ -238,6 +240,7 @@ def replay(
     whenever it is safe, ``False`` never. The report is the same either way. The signature (``ledger.sig``) is
     part of the integrity check; with ``trusted_key`` (a public key or fingerprint) it must be that key's.
     ``on_episode(done, total)``: the progress of ``execute``, once per re-run Episode (see ``check_execution``).
+    ``backend``: where ``execute`` re-runs Episodes (default: locally; the digests must match either way).
     """
     root = Path(run_dir)
     if rebuild:  # refused before anything is read or written: nothing is created or deleted through a link
@@ -275,6 +278,7 @@ def replay(
                 isolation=isolation,
                 trust_benchmark=trust_benchmark,
                 on_episode=on_episode,
+                backend=backend,
             )
         else:
             execution = CheckResult.skipped("execution", "not asked for (--execute re-runs every recorded Episode)")

@@ -19,7 +19,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from evoledger.kernel.authoring import EpisodeSpec, Split
-from evoledger.kernel.execution import EpisodeTask, LocalExecutor, PolicyLimits, bounded_limits, bounded_workers
+from evoledger.kernel.execution import (
+    EpisodeTask,
+    ExecutionBackend,
+    PolicyLimits,
+    bounded_limits,
+    bounded_workers,
+    open_executor,
+)
 from evoledger.kernel.replay.record import RunRecord
 from evoledger.kernel.replay.report import CheckResult, Finding
 from evoledger.kernel.run.private_copies import ProgramCache
@@ -136,6 +143,7 @@ def check_execution(
     isolation: str = "auto",
     trust_benchmark: bool = False,
     on_episode: Callable[[int, int], None] | None = None,
+    backend: ExecutionBackend | None = None,
 ) -> CheckResult:
     """Check 4 (see the module docstring); Programs run under ``isolation`` (never the record's own choice).
 
@@ -144,7 +152,7 @@ def check_execution(
 
     ``workers`` (else the recorded count) and the recorded Policy memory cap are bounded by this machine.
     ``trust_benchmark``: the workers may import a Benchmark the record names by import string (else they refuse
-    it and a finding says so).
+    it and a finding says so). ``backend``: where the Episodes are re-run (default: locally).
     """
     start = time.perf_counter()
     config = record.config
@@ -186,7 +194,8 @@ def check_execution(
                     )
                 )
         try:
-            with LocalExecutor(
+            with open_executor(
+                backend,
                 config.benchmark,
                 workers=bounded_workers(config.workers, workers),
                 isolation=isolation,

@@ -31,7 +31,7 @@ from evoledger.kernel.agents.adapters import COMMAND_PREFIX
 from evoledger.kernel.agents.marked import end_marked_processes
 from evoledger.kernel.agents.sandbox import AgentIsolation, resolve_agent_isolation
 from evoledger.kernel.agents.stale import stop_stale_agent_group
-from evoledger.kernel.execution import Isolation, bounded_limits, bounded_workers
+from evoledger.kernel.execution import ExecutionBackend, Isolation, bounded_limits, bounded_workers
 from evoledger.kernel.registry import BenchmarkRegistry, UntrustedRecordError, default_registry, is_import_string
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.judging import OnJudged
@@ -152,6 +152,7 @@ def resume(
     trust_agent: bool = False,
     agent: str | None = None,
     on_judged: OnJudged | None = None,
+    backend: ExecutionBackend | None = None,
 ) -> RunResult:
     """Continue the Run in ``run_dir`` to its end. A Run that already ended is returned as it is.
 
@@ -160,7 +161,8 @@ def resume(
     again with ``signing_key``, which must be the key its ``run-created`` names. ``trust_benchmark`` / ``trust_agent``:
     the user trusts the record's author, so a Benchmark named by an import string may be imported and a recorded
     ``command:`` (or import-string) Agent run; ``agent``, when given, must equal the recorded Agent name and
-    vouches for it. ``on_update`` and ``on_judged`` report progress as for :func:`~evoledger.kernel.run.run`.
+    vouches for it. ``on_update``, ``on_judged`` and ``backend`` mean what they mean for
+    :func:`~evoledger.kernel.run.run`.
     """
     layout = RunLayout(Path(run_dir).resolve())
     layout.check_safe()
@@ -204,4 +206,5 @@ def resume(
             on_update=on_update,
             signing_key=signing_key,
             on_judged=on_judged,
+            backend=backend,
         )

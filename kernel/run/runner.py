@@ -13,7 +13,7 @@ from evoledger.kernel.agents.agent_skills import SKILLS_DIR, place_skills, skill
 from evoledger.kernel.agents.sandbox import AgentSandbox, evoledger_key_folders, resolve_agent_isolation
 from evoledger.kernel.authoring import Benchmark
 from evoledger.kernel.authoring.keyed_seeds import keyed_seed
-from evoledger.kernel.execution import LocalExecutor, resolve_isolation
+from evoledger.kernel.execution import ExecutionBackend, open_executor, resolve_isolation
 from evoledger.kernel.registry import BenchmarkRegistry, default_registry
 from evoledger.kernel.run.config import RunConfig
 from evoledger.kernel.run.judging import OnJudged, judge_run
@@ -127,6 +127,7 @@ def continue_run(
     random_bytes: Callable[[int], bytes] = secrets.token_bytes,
     signing_key: SigningKey | None = None,
     on_judged: OnJudged | None = None,
+    backend: ExecutionBackend | None = None,
 ) -> RunResult:
     """Drive a created (or resumed) Run to its end: Agent session, judging, ``run-ended``.
 
@@ -134,8 +135,8 @@ def continue_run(
     ``config.agent_isolation`` (``auto`` is resolved here if the caller has not); a sandboxed Agent never sees
     ``signing_key``'s file nor the user's evoledger folders.
     """
-    with LocalExecutor(
-        config.benchmark, workers=config.workers, isolation=config.isolation, policy_abi=config.policy_abi
+    with open_executor(
+        backend, config.benchmark, workers=config.workers, isolation=config.isolation, policy_abi=config.policy_abi
     ) as executor:
         live = LiveRun.open(
             ledger=ledger, layout=layout, config=config, benchmark=benchmark, plan=plan, executor=executor
@@ -270,13 +271,15 @@ def run(
     random_bytes: Callable[[int], bytes] = secrets.token_bytes,
     signing_key: SigningKey | None = None,
     on_judged: OnJudged | None = None,
+    backend: ExecutionBackend | None = None,
 ) -> RunResult:
     """Run a complete Run: create it in ``record_to``, let ``config.agent`` evolve the Program, judge, record the end.
 
     Without ``config.seed`` the Run's secret key (and the Agent's seed) come from ``random_bytes``. With
     ``signing_key`` every head of the log is signed into ``ledger.sig`` (the CLI passes the Host's key).
     ``on_update`` sees the run state as the Agent works; ``on_judged(phase, done, total)`` each Validation and
-    Assessment Episode that ends (``kernel.run.judging``).
+    Assessment Episode that ends (``kernel.run.judging``). ``backend``: where Episodes run (default: locally;
+    ``ExecutionBackend("ray")`` on a Ray cluster); it is not recorded.
 
     >>> run(RunConfig(episode_budget=40), record_to=Path("runs/demo"))  # doctest: +SKIP
     """
@@ -309,4 +312,5 @@ def run(
             random_bytes=random_bytes,
             signing_key=signing_key,
             on_judged=on_judged,
+            backend=backend,
         )
