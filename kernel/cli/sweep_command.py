@@ -9,11 +9,13 @@ from pathlib import Path
 from typing import Any, Final
 
 import click
+from evoledger.kernel.cli.backend_options import backend_options, chosen_backend
 from evoledger.kernel.cli.main import INTERRUPTED, Terminated
 from evoledger.kernel.cli.options import echo_json
 from evoledger.kernel.cli.progress import note, verbosity, verbosity_options
 from evoledger.kernel.cli.sweep_argv import resume_argv, run_argv
 from evoledger.kernel.cli.terminal_text import printable
+from evoledger.kernel.execution.backend import ExecutionBackend, shared_backend
 from evoledger.kernel.sweep.cells import check_cells, expand
 from evoledger.kernel.sweep.plan import plan_sweep
 from evoledger.kernel.sweep.record import SweepRecord
@@ -61,9 +63,12 @@ def _cpus() -> int:
     default=None,
     help="Runs at once, each in its own process [default: the CPUs available, at most one per cell].",
 )
+@backend_options
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @verbosity_options
-def sweep_command(sweep_file: Path, out: Path, parallel: int | None, as_json: bool) -> None:
+def sweep_command(
+    sweep_file: Path, out: Path, parallel: int | None, backend: str, ray_address: str | None, as_json: bool
+) -> None:
     """Run every cell of a sweep file (Benchmarks x Agents x seeds), one Run each, several at once; resumable.
 
     Each cell is a Run in OUT/runs/<benchmark>--<agent>--seed-<seed>/, started as 'evoledger run' would start it,
@@ -92,8 +97,10 @@ def sweep_command(sweep_file: Path, out: Path, parallel: int | None, as_json: bo
     Examples:
       evoledger sweep study.toml --out sweeps/study --parallel 4
       evoledger sweep study.toml --out sweeps/study          # again: continues where it stopped
+      evoledger sweep study.toml --out sweeps/study --backend ray   # every Run's Episodes on one Ray instance
       evoledger report sweeps/study --out study.html
     """
+    episodes_on = chosen_backend(backend, ray_address)
     spec, text = read_sweep_file(sweep_file)
     cells = expand(spec, text)
     check_cells(spec, text)
@@ -105,28 +112,57 @@ def sweep_command(sweep_file: Path, out: Path, parallel: int | None, as_json: bo
         out, sweep_id=spec.name_or(sweep_file), cells=cells, source=text, source_name=str(sweep_file)
     )
     try:
-
-        def _run(cell: SweepCell, run_dir: Path) -> tuple[list[str], int | None]:
-            chosen = cell.run.get("workers")
-            given = chosen if isinstance(chosen, int) else workers
-            return run_argv(cell, run_dir, None if isinstance(chosen, int) else workers), given
-
-        plan = plan_sweep(record, cells, run_argv=_run, resume_argv=lambda cell, run_dir: resume_argv(cell, run_dir))
-        if not as_json:
-            skipped = len(cells) - len(plan.jobs)
-            note(
-                console,
-                f"sweep {printable(record.state.sweep_id)} in {printable(out)}: {len(cells)} cells; "
-                f"{plan.count('run')} to start, {plan.count('resume')} to resume, {skipped} finished before",
+        with shared_backend(episodes_on, cpus=cpus) as shared:
+            views = _sweep(
+                record, cells, shared, sweep_file, out, console, at_once=at_once, workers=workers, as_json=as_json
             )
-            note(console, f"{at_once} at once, --workers {workers} each unless the sweep file sets workers")
-        with _display(console, plan.views, as_json=as_json) as tick, _hint_on_interrupt(sweep_file, out, console):
-            run_cells(record, plan.jobs, plan.views, parallel=at_once, on_tick=tick)
-        views = plan.views
         sweep_id = record.state.sweep_id
     finally:
         record.close()
     _report(out, sweep_id, cells, views, as_json=as_json)
+
+
+def _backend_flags(backend: ExecutionBackend | None) -> tuple[str, ...]:
+    """The flags that give every Run of the sweep its Episodes' backend (none for local)."""
+    if backend is None or backend.name == "local":
+        return ()
+    return ("--backend", backend.name, *(("--ray-address", backend.ray_address) if backend.ray_address else ()))
+
+
+def _sweep(
+    record: SweepRecord,
+    cells: tuple[SweepCell, ...],
+    backend: ExecutionBackend | None,
+    sweep_file: Path,
+    out: Path,
+    console: Console,
+    *,
+    at_once: int,
+    workers: int,
+    as_json: bool,
+) -> Mapping[str, CellView]:
+    """Start, resume or skip each cell, showing progress; the cells' views at the end."""
+    extra = _backend_flags(backend)
+
+    def _run(cell: SweepCell, run_dir: Path) -> tuple[list[str], int | None]:
+        chosen = cell.run.get("workers")
+        given = chosen if isinstance(chosen, int) else workers
+        return run_argv(cell, run_dir, None if isinstance(chosen, int) else workers, extra), given
+
+    plan = plan_sweep(record, cells, run_argv=_run, resume_argv=lambda cell, run_dir: resume_argv(cell, run_dir, extra))
+    if not as_json:
+        skipped = len(cells) - len(plan.jobs)
+        note(
+            console,
+            f"sweep {printable(record.state.sweep_id)} in {printable(out)}: {len(cells)} cells; "
+            f"{plan.count('run')} to start, {plan.count('resume')} to resume, {skipped} finished before",
+        )
+        note(console, f"{at_once} at once, --workers {workers} each unless the sweep file sets workers")
+        if extra:
+            note(console, f"Episodes on Ray: {' '.join(printable(word) for word in extra)}")
+    with _display(console, plan.views, as_json=as_json) as tick, _hint_on_interrupt(sweep_file, out, console):
+        run_cells(record, plan.jobs, plan.views, parallel=at_once, on_tick=tick)
+    return plan.views
 
 
 def _outcomes(views: Mapping[str, CellView]) -> dict[str, int]:

@@ -7,7 +7,14 @@ so a Run may be resumed or replayed on either. Ray is imported only when the ``r
 
 from __future__ import annotations
 
+import contextlib
+import importlib
 import importlib.util
+import logging
+import os
+import shutil
+import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, get_args
 
@@ -18,7 +25,7 @@ if TYPE_CHECKING:
     from evoledger.kernel.execution.executor import Executor
     from evoledger.kernel.registry import BenchmarkRef
 
-__all__ = ["BACKENDS", "Backend", "ExecutionBackend", "open_executor", "require_ray"]
+__all__ = ["BACKENDS", "Backend", "ExecutionBackend", "open_executor", "require_ray", "shared_backend"]
 
 Backend = Literal["local", "ray"]
 BACKENDS: Final[tuple[str, ...]] = get_args(Backend)
@@ -85,3 +92,26 @@ def open_executor(
         policy_abi=policy_abi,
         address=backend.ray_address,
     )
+
+
+@contextlib.contextmanager
+def shared_backend(backend: ExecutionBackend | None, *, cpus: int) -> Iterator[ExecutionBackend | None]:
+    """The backend other processes (a sweep's Runs) should be given: for ``ray`` without an address, one private local
+    Ray instance started here for all of them (``cpus`` CPUs; stopped and its files removed on exit) and its address,
+    so that they share it instead of each starting its own; otherwise ``backend`` itself."""
+    if backend is None or backend.name != "ray" or backend.ray_address is not None:
+        yield backend
+        return
+    require_ray()
+    ray = importlib.import_module("ray")
+    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+    temp_dir = tempfile.mkdtemp(prefix="evoledger-ray-", dir="/tmp")  # socket paths must stay short
+    try:
+        context = ray.init(
+            num_cpus=cpus, include_dashboard=False, _temp_dir=temp_dir, log_to_driver=False, logging_level=logging.ERROR
+        )
+        yield ExecutionBackend("ray", str(context.address_info["gcs_address"]))
+    finally:
+        with contextlib.suppress(Exception):
+            ray.shutdown()
+        shutil.rmtree(temp_dir, ignore_errors=True)
