@@ -52,3 +52,21 @@ def test_readme_example_policy_runs_and_balances_the_pole(tmp_path: Path) -> Non
     assert result.failures == 0
     assert result.score is not None
     assert result.score > 400  # the heuristic in the README really balances the pole
+
+
+def test_readme_sweep_file_is_a_valid_sweep(tmp_path: Path) -> None:
+    """The README's sweep file reads and expands to its cells (Benchmark x Agent x seed), in the names it promises."""
+    from evoledger.kernel.sweep.cells import expand
+    from evoledger.kernel.sweep.spec import read_sweep_file
+
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = re.search(r"```toml\n(\[sweep\].*?)```", text, re.S)
+    assert block, "README.md lost its example sweep file"
+    path = tmp_path / "study.toml"
+    path.write_text(block.group(1), encoding="utf-8")
+    spec, source = read_sweep_file(path)
+    cells = expand(spec, source)
+    assert [cell.name for cell in cells] == [
+        f"frozen-lake--{agent}--seed-{seed}" for agent in ("hill-climb", "claude-opus") for seed in (0, 1)
+    ]
+    assert all(cell.run["episode_budget"] == 80 for cell in cells)  # the Benchmark's own run table wins
