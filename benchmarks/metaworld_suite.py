@@ -240,27 +240,25 @@ class MetaWorldBenchmark:
 
     def episodes(self, split: Split, *, seed: int, count: int) -> list[EpisodeSpec]:
         """``count`` Episodes of ``split``: Episode ``i`` seeded with ``derive_seed(seed, "episode", split, i)``,
-        playing task ``(offset + i) mod n`` (``offset = derive_seed(seed, "task-offset", split) mod n``)."""
+        playing task ``(offset + i) mod n`` (``offset = derive_seed(seed, "task-offset", split) mod n``); its
+        scenario holds the task's index (a number: the Feedback names tasks, and a scenario's strings must not
+        appear there) and upstream's seed (the Episode seed's low 32 bits)."""
         check_episode_request(split, seed=seed, count=count)
         n = len(self._tasks)
         offset = derive_seed(seed, "task-offset", split) % n
-        return [
-            EpisodeSpec(
-                split=split,
-                index=i,
-                seed=derive_seed(seed, "episode", split, i),
-                scenario={"task": self._tasks[(offset + i) % n].task},
-            )
-            for i in range(count)
-        ]
+        plan = []
+        for i in range(count):
+            episode_seed = derive_seed(seed, "episode", split, i)
+            scenario = {"task_index": (offset + i) % n, "upstream_seed": episode_seed & 0xFFFFFFFF}
+            plan.append(EpisodeSpec(split=split, index=i, seed=episode_seed, scenario=scenario))
+        return plan
 
     def task_of(self, episode: EpisodeSpec) -> int:
         """The index (in :attr:`tasks`) of the task ``episode`` plays."""
-        name = (episode.scenario or {}).get("task", self._tasks[0].task)
-        for index, task in enumerate(self._tasks):
-            if task.task == name:
-                return index
-        raise InfraError(f"Episode {episode.index} names task {name!r}, not one of {self._name}'s")
+        index = (episode.scenario or {}).get("task_index", 0)
+        if not isinstance(index, int) or not 0 <= index < len(self._tasks):
+            raise InfraError(f"Episode {episode.index} names task index {index!r}, not one of {self._name}'s")
+        return index
 
     def make_environment(self, episode: EpisodeSpec) -> MetaWorldEnvironment:
         """A fresh Environment for ``episode``; imports ``metaworld`` (the family's venv has it)."""
@@ -335,7 +333,7 @@ class MetaWorldEnvironment:
         self._benchmark = benchmark
         self._task_index = benchmark.task_of(episode)
         self._task = benchmark.tasks[self._task_index]
-        self._seed = episode.seed & 0xFFFFFFFF
+        self._seed = int((episode.scenario or {}).get("upstream_seed", episode.seed & 0xFFFFFFFF))
         self._env: Any = load_upstream(self._task, self._seed)
         self._one_hot = np.zeros(len(benchmark.tasks), dtype=np.int8)
         self._one_hot[self._task_index] = 1
@@ -395,7 +393,11 @@ class MetaWorldEnvironment:
             "upstream_reward": float(upstream),
             "grasp_success": float(info.get("grasp_success", 0.0)),
             **{c: float(info.get(c, 0.0)) for c in COMPONENTS},
-            **{k: v for k, v in t.items() if k != "steps" and math.isfinite(v) and not (k.startswith("first_") and v < 0)},
+            **{
+                k: v
+                for k, v in t.items()
+                if k != "steps" and math.isfinite(v) and not (k.startswith("first_") and v < 0)
+            },
         }
         if self._benchmark.collection:
             metrics["task_index"] = float(self._task_index)
