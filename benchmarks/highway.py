@@ -152,7 +152,7 @@ TASKS: Final = (
         "cross a busy intersection (turning left) and reach the exit without crashing",
         _KINEMATICS_15 + " (absolute coordinates)",
         "Discrete(3) longitudinal meta-actions: 0 SLOWER, 1 IDLE, 2 FASTER (the route is fixed)",
-        "highway-heuristic",
+        "highway-intersection-heuristic",
     ),
     HighwayTask(
         "two-way",
