@@ -37,6 +37,7 @@ GL) in the Host.
 from __future__ import annotations
 
 import contextlib
+import logging
 import math
 import os
 import sys
@@ -83,9 +84,11 @@ __all__ = [
     "FAILURE_RETURN",
     "HEURISTICS",
     "SATURATED",
+    "TASKS",
     "RobosuiteBenchmark",
     "RobosuiteConfig",
     "RobosuiteEnvironment",
+    "RobosuiteTask",
     "build",
     "load_upstream",
 ]
@@ -107,7 +110,9 @@ FAILURE_RETURN: Final = 0.0
 """The return an Episode the Policy failed counts as (Wipe: ``-max_episode_steps``, see the module docstring)."""
 SATURATED: Final = 0.999
 """An action component at or beyond this fraction of its bound counts as saturated."""
-HEURISTICS: Final = {"Lift": "robosuite-lift"}
+HEURISTICS: Final = dict.fromkeys(
+    ("Lift", "Stack", "PickPlaceMilk", "PickPlaceBread", "PickPlaceCereal", "PickPlaceCan"), "robosuite-pick"
+)
 """Environments with a heuristic Program (``<value>-heuristic``); the others ship the zero-action baseline only."""
 
 
@@ -289,10 +294,19 @@ class RobosuiteBenchmark:
         return notes
 
 
+def _errors_only(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.ERROR
+
+
 def load_upstream(facts: RobosuiteTask, seed: int, max_episode_steps: int) -> Any:
     """The upstream environment of ``facts``, seeded from ``seed`` (kept to 32 bits); imports ``robosuite``, so only
-    a worker in the family's environment calls it. Upstream's prints go to stderr, never the worker's stdout."""
+    a worker in the family's environment calls it. Upstream's prints go to stderr, never the worker's stdout, and its
+    log keeps only errors: its warnings (no private macro file, controller parts a Panda lacks, ...) would otherwise
+    fill the terminal of every command on every Episode."""
     os.environ.setdefault("MUJOCO_GL", "disable")  # no rendering here
+    upstream_log = logging.getLogger("robosuite_logs")  # robosuite sets its level on import; a filter stays
+    if _errors_only not in upstream_log.filters:
+        upstream_log.addFilter(_errors_only)
     with contextlib.redirect_stdout(sys.stderr):
         import robosuite
         from robosuite.controllers import load_composite_controller_config

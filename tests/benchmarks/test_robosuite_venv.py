@@ -234,7 +234,7 @@ def test_evaluate_run_and_replay_execute_from_the_cli(family: tuple[str, Path], 
     """The CLI as a user runs it (the Host in the main environment, the workers in the venv): the built-in Agent's
     Run and its ``replay --execute``, a Run of the heuristic and its replay."""
     name = "robosuite/lift"
-    heuristic = str(REPO / "benchmarks" / "programs" / "robosuite-lift-heuristic")
+    heuristic = str(REPO / "benchmarks" / "programs" / "robosuite-pick-heuristic")
     short = ["--set", "max_episode_steps=120"]
     small = ["--episode-budget", "4", "--validation-episodes", "1", "--assessment-episodes", "1"]
     evaluated = json.loads(
