@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any, Final
 
 import pytest
-from evoledger.benchmarks.robosuite_manipulation import EXTRA, TASKS
+from evoledger.benchmarks.robosuite_manipulation import EXTRA, HEURISTICS, TASKS
 from evoledger.kernel.authoring import benchmark_programs
 from evoledger.kernel.evaluation import EvaluationConfig, evaluate
 from evoledger.kernel.execution import LocalExecutor
@@ -205,13 +205,19 @@ def test_every_environment_conforms(family: tuple[str, Path], name: str) -> None
     assert ok, summary
 
 
+SUCCEEDS: Final = {"Lift": 5, "Stack": 5, "PickPlaceCan": 5, "PickPlaceBread": 5}
+"""Environments where the heuristic succeeded in all 5 Episodes of seed 3 (measured; cereal and milk slip)."""
+
+
 @pytest.mark.catalog
-def test_the_lift_heuristic_beats_the_zero_action(family: tuple[str, Path]) -> None:
-    found = _evaluate("robosuite/lift", episodes=5, config={})
+@pytest.mark.parametrize("env", sorted(HEURISTICS))
+def test_the_pick_heuristic_beats_the_zero_action(family: tuple[str, Path], env: str) -> None:
+    name = next(t.name for t in TASKS if t.env == env)
+    found = _evaluate(name, episodes=5, config={})
     baseline, heuristic = found["baseline"], found["heuristic"]
     assert baseline["failures"] == heuristic["failures"] == 0
-    assert heuristic["score"] > baseline["score"] + 100.0, (heuristic["score"], baseline["score"])
-    assert heuristic["content"]["outcome_counts"] == {"succeeded": 5}
+    assert heuristic["score"] > baseline["score"] + 10.0, (heuristic["score"], baseline["score"])
+    assert heuristic["content"]["outcome_counts"].get("succeeded", 0) >= SUCCEEDS.get(env, 0), heuristic["content"]
 
 
 @pytest.fixture
