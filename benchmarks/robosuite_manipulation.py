@@ -28,10 +28,11 @@ and excess force, so its failed Episodes count ``-max_episode_steps``); infra fa
 **Feedback** adds to the shared summary: outcomes ``succeeded`` (success at some step) / ``not_succeeded``; notes
 ``success`` (0/1: their mean is the success rate), ``success_at_end``, ``first_success_step`` (absent if never),
 ``success_steps``, ``saturated_fraction`` (share of steps with an arm delta at its bound; gripper commands are
-left out), ``mean_abs_action``, ``eef_path`` (metres the end effector(s) travelled) and, for each 3-vector object
-field named ``*_to_*`` (gripper-to-object offsets), ``final_<field>_distance`` and ``min_<field>_distance``; the
-same numbers per step in every trajectory. There is no visual evidence: rendering would need ``robosuite`` (and
-GL) in the Host.
+left out), ``mean_abs_action``, ``eef_path`` (metres the end effector(s) travelled), for each 3-vector object field
+named ``*_to_*`` (gripper-to-object offsets) ``final_<field>_distance`` and ``min_<field>_distance``, and where
+upstream stages its dense reward (stack: reach, lift, stack; pick-place and nut assembly: reach, grasp, lift,
+hover) ``max_<stage>_reward``; the same numbers per step in every trajectory (with ``<stage>_reward`` per step).
+There is no visual evidence: rendering would need ``robosuite`` (and GL) in the Host.
 """
 
 from __future__ import annotations
@@ -84,6 +85,7 @@ __all__ = [
     "FAILURE_RETURN",
     "HEURISTICS",
     "SATURATED",
+    "STAGES",
     "TASKS",
     "RobosuiteBenchmark",
     "RobosuiteConfig",
@@ -91,6 +93,7 @@ __all__ = [
     "RobosuiteTask",
     "build",
     "load_upstream",
+    "stages",
 ]
 
 EXTRA: Final = Extra(
@@ -110,6 +113,9 @@ FAILURE_RETURN: Final = 0.0
 """The return an Episode the Policy failed counts as (Wipe: ``-max_episode_steps``, see the module docstring)."""
 SATURATED: Final = 0.999
 """An action component at or beyond this fraction of its bound counts as saturated."""
+STAGES: Final = {"Stack": ("reach", "lift", "stack"), "PickPlace": ("reach", "grasp", "lift", "hover")}
+"""Upstream's staged reward components (``env.staged_rewards()``) by environment prefix (NutAssembly* has
+PickPlace's four); the dense reward is built from them."""
 HEURISTICS: Final = dict.fromkeys(
     ("Lift", "Stack", "PickPlaceMilk", "PickPlaceBread", "PickPlaceCereal", "PickPlaceCan"), "robosuite-pick"
 )
@@ -142,6 +148,13 @@ def _distance_fields(facts: RobosuiteTask) -> list[tuple[str, int]]:
     """``(field, start)`` of the object fields that are 3-vector offsets (``gripper_to_cube_pos``, ...)."""
     layout = _layout(facts.objects)
     return [(name, layout[name][0]) for name, size in facts.objects if size == 3 and "_to_" in name]
+
+
+def stages(facts: RobosuiteTask) -> tuple[str, ...]:
+    """The names of ``facts``' staged reward components (empty where upstream has none)."""
+    if facts.env.startswith(("PickPlace", "NutAssembly")):
+        return STAGES["PickPlace"]
+    return STAGES.get(facts.env, ())
 
 
 def _eef_starts(facts: RobosuiteTask) -> list[int]:
@@ -201,6 +214,7 @@ class RobosuiteBenchmark:
             "object_fields": _layout(facts.objects),
             "grippers": facts.grippers,
             "sparse_reward": facts.sparse,
+            "reward_stages": list(stages(facts)),
         }
         self._spec = BenchmarkSpec(
             id=facts.name,
@@ -286,6 +300,9 @@ class RobosuiteBenchmark:
                 notes[note] = float(m[total]) / steps
         if "eef_path" in m:
             notes["eef_path"] = float(m["eef_path"])
+        for stage in stages(self._facts):
+            if f"max_{stage}_reward" in m:
+                notes[f"max_{stage}_reward"] = float(m[f"max_{stage}_reward"])
         for name, _ in _distance_fields(self._facts):
             for kind in ("final", "min"):
                 key = f"{kind}_{name}_distance"
@@ -337,6 +354,7 @@ class RobosuiteEnvironment:
         self._seed = episode.seed
         self._env: Any = load_upstream(self._facts, self._seed, benchmark.max_episode_steps)
         self._distances = _distance_fields(self._facts)
+        self._stages = stages(self._facts)
         self._eefs = _eef_starts(self._facts)
         per_arm = self._facts.actions // self._facts.robots
         self._arm = np.array([i % per_arm < 6 for i in range(self._facts.actions)])  # the OSC deltas, no grippers
@@ -346,6 +364,7 @@ class RobosuiteEnvironment:
         self._first_success: int | None = None
         self._last_eef: list[np.ndarray[Any, Any]] = []
         self._minimum: dict[str, float] = {}
+        self._maximum: dict[str, float] = {}
 
     def _observation(self, raw: Mapping[str, Any]) -> dict[str, np.ndarray[Any, Any]]:
         proprio = [np.asarray(raw[f"robot{i}_proprio-state"], dtype=np.float64) for i in range(self._facts.robots)]
@@ -367,7 +386,7 @@ class RobosuiteEnvironment:
         self._started, self._ended, self._steps, self._first_success = True, False, 0, None
         self._totals = {"success_steps": 0.0, "saturated_steps": 0.0, "abs_action_sum": 0.0, "eef_path": 0.0}
         self._last_eef = [observation["proprioception"][s : s + 3].copy() for s in self._eefs]
-        self._minimum = {}
+        self._minimum, self._maximum = {}, {}
         return observation
 
     def step(self, action: Any) -> Step:
@@ -379,13 +398,19 @@ class RobosuiteEnvironment:
         with contextlib.redirect_stdout(sys.stderr):
             raw, reward, done, _ = self._env.step(checked)
             success = bool(self._env._check_success())
+            staged = [float(v) for v in self._env.staged_rewards()] if self._stages else []
         self._steps += 1
         at_horizon = self._steps >= self._benchmark.max_episode_steps
         terminated = bool(done) and not at_horizon
         truncated = not terminated and (bool(done) or at_horizon)
         self._ended = terminated or truncated
         observation = self._observation(raw)
-        return Step(observation, float(reward), terminated, truncated, self._metrics(observation, success, checked))
+        metrics = self._metrics(observation, success, checked)
+        for stage, value in zip(self._stages, staged, strict=True):
+            metrics[f"{stage}_reward"] = value
+            self._maximum[stage] = max(self._maximum.get(stage, value), value)
+            metrics[f"max_{stage}_reward"] = self._maximum[stage]
+        return Step(observation, float(reward), terminated, truncated, metrics)
 
     def _metrics(self, observation: dict[str, Any], success: bool, action: np.ndarray[Any, Any]) -> dict[str, float]:
         totals = self._totals

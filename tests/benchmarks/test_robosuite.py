@@ -27,6 +27,7 @@ from evoledger.benchmarks.robosuite_manipulation import (
     TASKS,
     RobosuiteBenchmark,
     RobosuiteConfig,
+    stages,
 )
 from evoledger.kernel.authoring import EpisodeRecord, benchmark_programs
 from evoledger.kernel.registry import default_registry
@@ -244,6 +245,19 @@ def test_feedback_names_success_distances_and_scores_failures_as_zero() -> None:
     assert "first_success_step" not in content["per_episode"]["1"]["notes"]
     assert "KeyError: 'cube_pos'" in content["failure_messages"]["2"]
     assert "outcomes: not_succeeded 1, succeeded 1" in content["summary"]
+
+
+def test_staged_reward_components_become_notes_where_upstream_has_them() -> None:
+    assert stages(_BY_NAME["robosuite/stack"]) == ("reach", "lift", "stack")
+    assert stages(_BY_NAME["robosuite/nut-assembly-round"]) == ("reach", "grasp", "lift", "hover")
+    assert stages(_BY_NAME["robosuite/pick-place"]) == ("reach", "grasp", "lift", "hover")
+    assert stages(_BY_NAME["robosuite/lift"]) == stages(_BY_NAME["robosuite/two-arm-lift"]) == ()
+    stack = RobosuiteBenchmark(_BY_NAME["robosuite/stack"])
+    record = _record(0, success_steps=0.0, max_reach_reward=0.4, max_lift_reward=1.5, max_stack_reward=0.0)
+    notes = stack.episode_notes(record)
+    assert (notes["max_reach_reward"], notes["max_lift_reward"], notes["max_stack_reward"]) == (0.4, 1.5, 0.0)
+    assert "max_grasp_reward" not in notes
+    assert stack.spec.metadata["reward_stages"] == ["reach", "lift", "stack"]
 
 
 def _load(program: Path) -> ModuleType:
