@@ -3,8 +3,8 @@
 The guides ship as package data in ``kernel/agents/skills/``: ``README.md`` (the protocol, the Feedback layout and
 good experimental practice) and one ``<family>.md`` per Benchmark family (``classic-control``, ``toy-text``, ``toy``,
 ``box2d``, ``mujoco``, ``minigrid``, ``babyai``, ``highway``, ``crafter``, ``ale``, ``vizdoom``, ``retro``, ``nle``,
-``dm-control``, ``robotics``, ``metaworld``) on what the observations mean and what tends to work. A Run's Agent
-gets the general guide and its Benchmark family's guide (:func:`skills_for`).
+``dm-control``, ``robotics``, ``metaworld``, ``robosuite``) on what the observations mean and what tends to work.
+A Run's Agent gets the general guide and its Benchmark family's guide (:func:`skills_for`).
 
 They are recorded like the task text: :func:`skills_object` is one Object (canonical JSON of the
 :data:`SKILLS_VERSION` and every file's text) whose digest ``agent-started`` carries as ``skills_digest``, so a Run

@@ -40,11 +40,12 @@ def _error(done: subprocess.CompletedProcess[str]) -> str:
 def test_env_refuses_an_unknown_family_with_the_closest_name_and_a_shared_one_with_its_pip_command(cli: Cli) -> None:
     assert _error(cli("env", "install", "own-env-tst")) == (
         "error: unknown family 'own-env-tst'. Did you mean 'own-env-test'? Families with their own environment: "
-        "dm-control, metaworld, nle, own-env-test (see: evoledger env list)."
+        "dm-control, metaworld, nle, own-env-test, robosuite (see: evoledger env list)."
     )
     assert _error(cli("env", "install", "box2d")) == (
         "error: family 'box2d' shares the main environment and has no environment of its own; install it with: "
-        "pip install 'evoledger[box2d]' (families with their own environment: dm-control, metaworld, nle, own-env-test)"
+        "pip install 'evoledger[box2d]' (families with their own environment: dm-control, metaworld, nle, own-env-test, "
+        "robosuite)"
     )
 
 

@@ -1,0 +1,92 @@
+"""Heuristic Policy of the pick tasks (``robosuite/lift``, ``stack`` and the single-object ``pick-place-*``): move
+the open gripper above the object, descend onto it, close the gripper, lift; on ``stack``, then carry the cube
+above the other one, lower it and let go.
+
+The positions come from the observation through ``context.metadata``: the end effector's position is the
+``robot0_eef_pos`` field of ``proprioception``, the object's the ``<object>_pos`` field of ``objects`` (which one:
+:data:`TARGETS`, by ``environment_parameters["env"]``). The OSC_POSE controller takes position deltas (scaled to at
+most 5 cm per step), so a proportional step ``GAIN * error``, clipped to [-1, 1], moves the hand towards a target;
+the rotation deltas stay 0 (the gripper keeps pointing down).
+"""
+
+from typing import Any
+
+import numpy as np
+
+GAIN = 12.0
+HOVER = 0.08  # metres above the object before descending
+CLOSE_STEPS = 12  # steps spent closing the gripper before lifting
+DESCEND_STEPS = 40  # close anyway after this many steps of descending (the fingers met the object or the table)
+LIFT = 0.25  # metres to lift above the grasp
+BIN = {"Milk": (0.0025, 0.1575), "Bread": (0.1975, 0.1575), "Cereal": (0.0025, 0.4025), "Can": (0.1975, 0.4025)}
+"""The centre (x, y) of each object's compartment of the goal bin (upstream ``target_bin_placements``, fixed)."""
+TARGETS: dict[str, tuple[str, Any, float]] = {
+    # env: (field of the object to pick, where to put it: a field, a fixed (x, y, z) or None, put-down height)
+    "Lift": ("cube_pos", None, 0.0),
+    "Stack": ("cubeA_pos", "cubeB_pos", 0.05),  # cube A's centre 5 cm above cube B's
+    **{f"PickPlace{o}": (f"{o}_pos", (*BIN[o], 0.8), 0.1) for o in BIN},  # 10 cm above the bin's floor
+}
+
+
+class Pick:
+    def __init__(self, metadata: Any, env: str) -> None:
+        target, place, self.put_height = TARGETS[env]
+        self.eef = slice(*metadata["proprioception_fields"]["robot0_eef_pos"])
+        self.target = slice(*metadata["object_fields"][target])
+        self.place = slice(*metadata["object_fields"][place]) if isinstance(place, str) else place
+        self.phase = "approach"
+        self.count = 0
+        self.grasp_height = 0.0
+
+    def _move(self, eef: Any, target: Any, gripper: float) -> Any:
+        action = np.zeros(7, dtype=np.float64)
+        action[:3] = np.clip(GAIN * (target - eef), -1.0, 1.0)
+        action[6] = gripper
+        return action
+
+    def act(self, observation: Any) -> Any:
+        eef = observation["proprioception"][self.eef]
+        obj = observation["objects"][self.target]
+        if self.phase == "approach":
+            above = obj + np.array([0.0, 0.0, HOVER])
+            if np.linalg.norm((above - eef)[:2]) < 0.01 and abs(above[2] - eef[2]) < 0.02:
+                self.phase = "descend"
+            return self._move(eef, above, -1.0)
+        if self.phase == "descend":
+            self.count += 1
+            if np.linalg.norm(obj - eef) < 0.01 or self.count >= DESCEND_STEPS:
+                self.phase, self.count = "close", 0
+            return self._move(eef, obj, -1.0)
+        if self.phase == "close":
+            self.count += 1
+            if self.count >= CLOSE_STEPS:
+                self.phase, self.count = "lift", 0
+                self.grasp_height = float(eef[2])
+            return self._move(eef, eef, 1.0)
+        if self.phase == "lift":
+            target = np.array([eef[0], eef[1], self.grasp_height + LIFT])
+            if self.place is not None and eef[2] > self.grasp_height + LIFT - 0.15:
+                self.phase = "carry"
+            return self._move(eef, target, 1.0)
+        base = observation["objects"][self.place] if isinstance(self.place, slice) else np.array(self.place)
+        held = eef - obj  # keep the grasp offset: put the object, not the hand, on the base
+        if self.phase == "carry":
+            above = np.array([base[0] + held[0], base[1] + held[1], max(eef[2], base[2] + self.put_height + 0.05)])
+            if np.linalg.norm((above - eef)[:2]) < 0.01:
+                self.phase = "lower"
+            return self._move(eef, above, 1.0)
+        if self.phase == "lower":
+            onto = base + np.array([0.0, 0.0, self.put_height]) + held
+            if np.linalg.norm(onto - eef) < 0.01:
+                self.phase = "release"
+            return self._move(eef, onto, 1.0)
+        self.count += 1
+        if self.count == CLOSE_STEPS:
+            self.grasp_height = float(eef[2])
+        if self.count > CLOSE_STEPS:  # let go, then rise 10 cm and stay there
+            return self._move(eef, np.array([eef[0], eef[1], self.grasp_height + 0.1]), -1.0)
+        return self._move(eef, eef, -1.0)
+
+
+def make_policy(context: Any) -> Any:
+    return Pick(context.metadata, context.environment_parameters["env"])

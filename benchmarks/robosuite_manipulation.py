@@ -1,0 +1,466 @@
+"""robosuite's Panda manipulation environments as Benchmarks: ``robosuite/<env>`` for the 19 registered ones.
+
+**An environment of its own.** robosuite 1.5.2 pins numpy < 2 (the main environment has numpy 2) and needs MuJoCo
+3.3 (on MuJoCo 4 every environment fails while loading its robot), so the family runs in a venv of its own:
+``evoledger env install robosuite`` makes it and the family's workers start from its interpreter. The Host (CLI,
+ledger, Agent, Feedback, scoring) never imports ``robosuite``: the spaces, the spec, the Episode plan and the
+Feedback come from the static table in :mod:`evoledger.benchmarks.robosuite_tasks`; only
+:meth:`RobosuiteBenchmark.make_environment` (called in a worker) imports ``robosuite``.
+
+**Environment**: ``robosuite.make`` with Panda arm(s) (two ``opposed`` for ``TwoArm*``), the BASIC composite
+controller (OSC_POSE arm, plus the gripper), object observations on, no camera observations and no renderer,
+``reward_shaping=True``, ``horizon=max_episode_steps`` and ``seed`` = the Episode's Host-owned seed (kept to 32
+bits), which places the objects.
+
+**Observation**: a dict of two float64 vectors: ``proprioception`` (every arm's ``proprio-state``: joint
+positions, their cos/sin, velocities, accelerations, end-effector position and quaternions, gripper joints) and
+``objects`` (upstream ``object-state``). Where each field lies is in ``context.metadata["proprioception_fields"]``
+and ``["object_fields"]`` (``name: [start, stop]``). **Action**: float64 in [-1, 1] per component, per arm 6
+OSC_POSE deltas (position x, y, z, then axis-angle rotation) and, with a gripper, 1 gripper command (-1 opens, 1
+closes); checked strictly (out of range or NaN fails the Episode with ``invalid_action``; nothing is clipped).
+
+**Score** (``mean_return``, maximize): the mean Episode return of upstream's dense (shaped) reward, normalised by
+robosuite to at most 1 per step (``two-arm-transport`` has only its sparse reward); an Episode the Policy failed
+counts as :data:`FAILURE_RETURN` (0, the lowest return any Episode but Wipe's can have; Wipe penalises arm contact
+and excess force, so its failed Episodes count ``-max_episode_steps``); infra faults are left out. Success
+(upstream ``_check_success()``) is reported beside the score, not in it.
+
+**Feedback** adds to the shared summary: outcomes ``succeeded`` (success at some step) / ``not_succeeded``; notes
+``success`` (0/1: their mean is the success rate), ``success_at_end``, ``first_success_step`` (absent if never),
+``success_steps``, ``saturated_fraction`` (share of steps with an arm delta at its bound; gripper commands are
+left out), ``mean_abs_action``, ``eef_path`` (metres the end effector(s) travelled), for each 3-vector object field
+named ``*_to_*`` (gripper-to-object offsets) ``final_<field>_distance`` and ``min_<field>_distance``, and where
+upstream stages its dense reward (stack: reach, lift, stack; pick-place and nut assembly: reach, grasp, lift,
+hover) ``max_<stage>_reward``; the same numbers per step in every trajectory (with ``<stage>_reward`` per step).
+There is no visual evidence: rendering would need ``robosuite`` (and GL) in the Host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import math
+import os
+import sys
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Final
+
+import numpy as np
+from evoledger.benchmarks._shipped import shipped
+from evoledger.benchmarks.feedback_summary import mean_return_rule, summarize_episodes
+from evoledger.benchmarks.gym_spaces import check_action
+from evoledger.benchmarks.robosuite_tasks import (
+    ACTION_BOUNDS,
+    CONTROL_FREQUENCY,
+    DEFAULT_STEPS,
+    ROBOSUITE_VERSION,
+    STEP_LIMIT,
+    TASKS,
+    RobosuiteTask,
+)
+from evoledger.kernel.authoring import (
+    BenchmarkPrograms,
+    BenchmarkSpec,
+    CatalogEntry,
+    EpisodeRecord,
+    EpisodeSpec,
+    Extra,
+    Feedback,
+    OwnEnvironment,
+    Split,
+    Step,
+    check_episode_request,
+    derive_seed,
+    describe_space,
+    parameters_digest,
+)
+from evoledger.ledger.errors import InfraError
+from gymnasium import spaces
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "BENCHMARKS",
+    "CATALOG",
+    "EXTRA",
+    "FAILURE_RETURN",
+    "HEURISTICS",
+    "SATURATED",
+    "STAGES",
+    "TASKS",
+    "RobosuiteBenchmark",
+    "RobosuiteConfig",
+    "RobosuiteEnvironment",
+    "RobosuiteTask",
+    "build",
+    "load_upstream",
+    "stages",
+]
+
+EXTRA: Final = Extra(
+    "robosuite",
+    ("robosuite",),
+    own_environment=OwnEnvironment(
+        requirements=(f"robosuite=={ROBOSUITE_VERSION}", "mujoco>=3.3.0,<3.4", "pynput<1.7"),
+        reason="robosuite 1.5.2 pins numpy < 2 (the main environment has numpy 2) and needs MuJoCo 3.3 (on MuJoCo 4 "
+        "its environments fail to load)",
+    ),
+)
+"""The family's extra: its own venv (``evoledger env install robosuite``). ``pynput<1.7`` (robosuite's keyboard
+teleoperation, never used here) keeps the install to wheels: pynput 1.7+ needs ``evdev``, which PyPI has only as a
+source distribution (built with a C compiler and the kernel headers)."""
+
+FAILURE_RETURN: Final = 0.0
+"""The return an Episode the Policy failed counts as (Wipe: ``-max_episode_steps``, see the module docstring)."""
+SATURATED: Final = 0.999
+"""An action component at or beyond this fraction of its bound counts as saturated."""
+STAGES: Final = {"Stack": ("reach", "lift", "stack"), "PickPlace": ("reach", "grasp", "lift", "hover")}
+"""Upstream's staged reward components (``env.staged_rewards()``) by environment prefix (NutAssembly* has
+PickPlace's four); the dense reward is built from them."""
+HEURISTICS: Final = dict.fromkeys(
+    ("Lift", "Stack", "PickPlaceMilk", "PickPlaceBread", "PickPlaceCereal", "PickPlaceCan"), "robosuite-pick"
+)
+"""Environments with a heuristic Program (``<value>-heuristic``); the others ship the zero-action baseline only."""
+
+
+class RobosuiteConfig(BaseModel):
+    """Settings (``--set``) of every robosuite Benchmark."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    max_episode_steps: int = Field(
+        default=DEFAULT_STEPS,
+        ge=1,
+        le=STEP_LIMIT,
+        description=f"Steps per Episode (robosuite's horizon; default {DEFAULT_STEPS}, at most {STEP_LIMIT}).",
+    )
+
+
+def _layout(fields: Sequence[tuple[str, int]]) -> dict[str, list[int]]:
+    layout: dict[str, list[int]] = {}
+    start = 0
+    for name, size in fields:
+        layout[name] = [start, start + size]
+        start += size
+    return layout
+
+
+def _distance_fields(facts: RobosuiteTask) -> list[tuple[str, int]]:
+    """``(field, start)`` of the object fields that are 3-vector offsets (``gripper_to_cube_pos``, ...)."""
+    layout = _layout(facts.objects)
+    return [(name, layout[name][0]) for name, size in facts.objects if size == 3 and "_to_" in name]
+
+
+def stages(facts: RobosuiteTask) -> tuple[str, ...]:
+    """The names of ``facts``' staged reward components (empty where upstream has none)."""
+    if facts.env.startswith(("PickPlace", "NutAssembly")):
+        return STAGES["PickPlace"]
+    return STAGES.get(facts.env, ())
+
+
+def _eef_starts(facts: RobosuiteTask) -> list[int]:
+    layout = _layout(facts.proprioception)
+    return [start for name, (start, _) in layout.items() if name.endswith("_eef_pos")]
+
+
+class RobosuiteBenchmark:
+    """One robosuite environment; built in the Host from the static table, stepped in the family's venv."""
+
+    def __init__(self, facts: RobosuiteTask, *, max_episode_steps: int = DEFAULT_STEPS) -> None:
+        """No ``robosuite`` here: the factories check the family's environment (``EXTRA.require``) first."""
+        self._facts = facts
+        self._steps = max_episode_steps
+        self._failure_return = -float(max_episode_steps) if facts.env == "Wipe" else FAILURE_RETURN
+        self._observation_space = spaces.Dict(
+            {
+                "proprioception": spaces.Box(-np.inf, np.inf, shape=(facts.proprioception_size,), dtype=np.float64),
+                "objects": spaces.Box(-np.inf, np.inf, shape=(facts.objects_size,), dtype=np.float64),
+            }
+        )
+        low, high = ACTION_BOUNDS
+        self._action_space = spaces.Box(low, high, shape=(facts.actions,), dtype=np.float64)
+        self._rule = (
+            f"mean dense return; Episodes the Policy failed count as {self._failure_return:g}; infra faults are left "
+            "out; success is reported separately"
+        )
+        per_arm = "6 OSC_POSE deltas (dx, dy, dz, then axis-angle rotation)" + (
+            " and 1 gripper command (-1 open, 1 close)" if facts.grippers else " (no gripper)"
+        )
+        arms = "one Panda arm" if facts.robots == 1 else "two Panda arms (opposed; robot0 then robot1)"
+        self._description = (
+            f"robosuite {ROBOSUITE_VERSION} {facts.env} with {arms} (runs in the family's own environment: "
+            f"evoledger env install robosuite): {facts.summary}. Observation: a dict of float64 vectors, "
+            f"proprioception [{facts.proprioception_size}] and objects [{facts.objects_size}] (field offsets in "
+            f"context.metadata proprioception_fields / object_fields; objects: "
+            f"{', '.join(name for name, _ in facts.objects)}). Action: {facts.actions} float64 in [{low:g}, {high:g}]: "
+            f"per arm {per_arm}; out of range fails the Episode. {CONTROL_FREQUENCY} steps per simulated second; "
+            f"Episodes are truncated after {max_episode_steps} steps. Reward: "
+            f"{'sparse (1 per step of success)' if facts.sparse else 'dense, at most 1 per step'}. Score "
+            f"(mean_return, maximize): {self._rule}. Settings (--set): max_episode_steps (1-{STEP_LIMIT})."
+        )
+        parameters: dict[str, Any] = {
+            "env": facts.env,
+            "robots": ["Panda"] * facts.robots,
+            "controller": "BASIC (OSC_POSE arm, gripper)",
+            "max_episode_steps": max_episode_steps,
+            "control_freq": CONTROL_FREQUENCY,
+        }
+        metadata: dict[str, Any] = {
+            "source": "robosuite",
+            "family": "robosuite",
+            "requirements": list(EXTRA.own_environment.requirements) if EXTRA.own_environment else [],
+            "score_rule": self._rule,
+            "failure_return": self._failure_return,
+            "proprioception_fields": _layout(facts.proprioception),
+            "object_fields": _layout(facts.objects),
+            "grippers": facts.grippers,
+            "sparse_reward": facts.sparse,
+            "reward_stages": list(stages(facts)),
+        }
+        self._spec = BenchmarkSpec(
+            id=facts.name,
+            description=self._description,
+            observation_space=describe_space(self._observation_space),
+            action_space=describe_space(self._action_space),
+            metadata=metadata,
+            environment_parameters=parameters,
+            max_episode_steps=max_episode_steps,
+            primary_metric="mean_return",
+            score_direction="maximize",
+            parameters_digest=parameters_digest(parameters),
+            scoring=mean_return_rule(self._failure_return),
+        )
+        family = HEURISTICS.get(facts.env)
+        self._programs = shipped(family or "robosuite", baseline="robosuite-baseline", heuristic=family is not None)
+
+    @property
+    def facts(self) -> RobosuiteTask:
+        """The environment's fixed facts."""
+        return self._facts
+
+    @property
+    def spec(self) -> BenchmarkSpec:
+        return self._spec
+
+    @property
+    def programs(self) -> BenchmarkPrograms:
+        """The zero-action baseline every environment shares, and the heuristic where there is one."""
+        return self._programs
+
+    @property
+    def observation_space(self) -> spaces.Dict:
+        return self._observation_space
+
+    @property
+    def action_space(self) -> spaces.Box:
+        return self._action_space
+
+    @property
+    def max_episode_steps(self) -> int:
+        return self._steps
+
+    def episodes(self, split: Split, *, seed: int, count: int) -> list[EpisodeSpec]:
+        """``count`` Episodes of ``split``; Episode ``i`` is seeded with ``derive_seed(seed, "episode", split, i)``."""
+        check_episode_request(split, seed=seed, count=count)
+        return [EpisodeSpec(split=split, index=i, seed=derive_seed(seed, "episode", split, i)) for i in range(count)]
+
+    def make_environment(self, episode: EpisodeSpec) -> RobosuiteEnvironment:
+        """A fresh Environment for ``episode``; imports ``robosuite`` (the family's venv has it)."""
+        return RobosuiteEnvironment(self, episode)
+
+    def feedback(self, records: Sequence[EpisodeRecord]) -> Feedback:
+        """Score, counts, return statistics, outcomes, notes and a trace of the first Episodes."""
+        return summarize_episodes(
+            benchmark_id=self._facts.name,
+            primary_metric="mean_return",
+            score_rule=self._rule,
+            failure_return=self._failure_return,
+            records=records,
+            outcome=self.outcome,
+            notes=self.episode_notes,
+        )
+
+    def outcome(self, record: EpisodeRecord) -> str:
+        """``succeeded`` when upstream's success check held at some step, else ``not_succeeded``."""
+        return "succeeded" if float(record.final_metrics.get("success_steps", 0.0)) > 0 else "not_succeeded"
+
+    def episode_notes(self, record: EpisodeRecord) -> dict[str, float]:
+        """The notes the module docstring lists, from the Episode's last step metrics."""
+        m = record.final_metrics
+        notes: dict[str, float] = {}
+        steps = max(record.steps, 1)
+        if "success_steps" in m:
+            notes["success"] = float(m["success_steps"] > 0)
+            notes["success_steps"] = float(m["success_steps"])
+        if "success" in m:
+            notes["success_at_end"] = float(m["success"])
+        if "first_success_step" in m:
+            notes["first_success_step"] = float(m["first_success_step"])
+        for total, note in (("saturated_steps", "saturated_fraction"), ("abs_action_sum", "mean_abs_action")):
+            if total in m:
+                notes[note] = float(m[total]) / steps
+        if "eef_path" in m:
+            notes["eef_path"] = float(m["eef_path"])
+        for stage in stages(self._facts):
+            if f"max_{stage}_reward" in m:
+                notes[f"max_{stage}_reward"] = float(m[f"max_{stage}_reward"])
+        for name, _ in _distance_fields(self._facts):
+            for kind in ("final", "min"):
+                key = f"{kind}_{name}_distance"
+                if key in m:
+                    notes[key] = float(m[key])
+        return notes
+
+
+def _errors_only(record: logging.LogRecord) -> bool:
+    return record.levelno >= logging.ERROR
+
+
+def load_upstream(facts: RobosuiteTask, seed: int, max_episode_steps: int) -> Any:
+    """The upstream environment of ``facts``, seeded from ``seed`` (kept to 32 bits); imports ``robosuite``, so only
+    a worker in the family's environment calls it. Upstream's prints go to stderr, never the worker's stdout, and its
+    log keeps only errors: its warnings (no private macro file, controller parts a Panda lacks, ...) would otherwise
+    fill the terminal of every command on every Episode."""
+    os.environ.setdefault("MUJOCO_GL", "disable")  # no rendering here
+    upstream_log = logging.getLogger("robosuite_logs")  # robosuite sets its level on import; a filter stays
+    if _errors_only not in upstream_log.filters:
+        upstream_log.addFilter(_errors_only)
+    with contextlib.redirect_stdout(sys.stderr):
+        import robosuite
+        from robosuite.controllers import load_composite_controller_config
+
+        two = facts.robots == 2
+        return robosuite.make(
+            facts.env,
+            robots=["Panda"] * facts.robots,
+            controller_configs=load_composite_controller_config(controller="BASIC", robot="Panda"),
+            has_renderer=False,
+            has_offscreen_renderer=False,
+            use_camera_obs=False,
+            use_object_obs=True,
+            reward_shaping=True,
+            horizon=max_episode_steps,
+            control_freq=CONTROL_FREQUENCY,
+            seed=seed % 2**32,
+            **({"env_configuration": "opposed"} if two else {}),
+        )
+
+
+class RobosuiteEnvironment:
+    """One Episode of a :class:`RobosuiteBenchmark`: a fresh robosuite environment, in the family's venv."""
+
+    def __init__(self, benchmark: RobosuiteBenchmark, episode: EpisodeSpec) -> None:
+        self._benchmark = benchmark
+        self._facts = benchmark.facts
+        self._seed = episode.seed
+        self._env: Any = load_upstream(self._facts, self._seed, benchmark.max_episode_steps)
+        self._distances = _distance_fields(self._facts)
+        self._stages = stages(self._facts)
+        self._eefs = _eef_starts(self._facts)
+        per_arm = self._facts.actions // self._facts.robots
+        self._arm = np.array([i % per_arm < 6 for i in range(self._facts.actions)])  # the OSC deltas, no grippers
+        self._started = self._ended = self._closed = False
+        self._steps = 0
+        self._totals: dict[str, float] = {}
+        self._first_success: int | None = None
+        self._last_eef: list[np.ndarray[Any, Any]] = []
+        self._minimum: dict[str, float] = {}
+        self._maximum: dict[str, float] = {}
+
+    def _observation(self, raw: Mapping[str, Any]) -> dict[str, np.ndarray[Any, Any]]:
+        proprio = [np.asarray(raw[f"robot{i}_proprio-state"], dtype=np.float64) for i in range(self._facts.robots)]
+        return {
+            "proprioception": np.concatenate(proprio),
+            "objects": np.asarray(raw["object-state"], dtype=np.float64).reshape(-1),
+        }
+
+    def reset(self) -> Any:
+        """Start the Episode from its seed and return the first observation (a second reset starts it over: the
+        environment is made again, so the same seed gives the same Episode)."""
+        if self._closed:
+            raise InfraError("reset() on a closed robosuite Environment; make a fresh one per Episode")
+        if self._started:
+            self._env.close()
+            self._env = load_upstream(self._facts, self._seed, self._benchmark.max_episode_steps)
+        with contextlib.redirect_stdout(sys.stderr):
+            observation = self._observation(self._env.reset())
+        self._started, self._ended, self._steps, self._first_success = True, False, 0, None
+        self._totals = {"success_steps": 0.0, "saturated_steps": 0.0, "abs_action_sum": 0.0, "eef_path": 0.0}
+        self._last_eef = [observation["proprioception"][s : s + 3].copy() for s in self._eefs]
+        self._minimum, self._maximum = {}, {}
+        return observation
+
+    def step(self, action: Any) -> Step:
+        """Apply ``action`` (checked strictly against the action space) and return the Step."""
+        if not self._started or self._ended or self._closed:
+            state = "closed" if self._closed else ("ended" if self._ended else "not reset")
+            raise InfraError(f"step() called on a robosuite Environment that is {state}; call reset() first")
+        checked = check_action(self._benchmark.action_space, action)
+        with contextlib.redirect_stdout(sys.stderr):
+            raw, reward, done, _ = self._env.step(checked)
+            success = bool(self._env._check_success())
+            staged = [float(v) for v in self._env.staged_rewards()] if self._stages else []
+        self._steps += 1
+        at_horizon = self._steps >= self._benchmark.max_episode_steps
+        terminated = bool(done) and not at_horizon
+        truncated = not terminated and (bool(done) or at_horizon)
+        self._ended = terminated or truncated
+        observation = self._observation(raw)
+        metrics = self._metrics(observation, success, checked)
+        for stage, value in zip(self._stages, staged, strict=True):
+            metrics[f"{stage}_reward"] = value
+            self._maximum[stage] = max(self._maximum.get(stage, value), value)
+            metrics[f"max_{stage}_reward"] = self._maximum[stage]
+        return Step(observation, float(reward), terminated, truncated, metrics)
+
+    def _metrics(self, observation: dict[str, Any], success: bool, action: np.ndarray[Any, Any]) -> dict[str, float]:
+        totals = self._totals
+        totals["success_steps"] += success
+        magnitude = np.abs(action)
+        totals["saturated_steps"] += bool(np.any(magnitude[self._arm] >= SATURATED))
+        totals["abs_action_sum"] += float(magnitude.mean()) if magnitude.size else 0.0
+        proprio, objects = observation["proprioception"], observation["objects"]
+        for i, start in enumerate(self._eefs):
+            eef = proprio[start : start + 3]
+            totals["eef_path"] += float(np.linalg.norm(eef - self._last_eef[i]))
+            self._last_eef[i] = eef.copy()
+        if success and self._first_success is None:
+            self._first_success = self._steps
+        metrics: dict[str, float] = {"success": float(success), **totals}
+        for name, start in self._distances:
+            distance = float(np.linalg.norm(objects[start : start + 3]))
+            if math.isfinite(distance):
+                self._minimum[name] = min(self._minimum.get(name, distance), distance)
+                metrics[f"final_{name}_distance"] = distance
+                metrics[f"min_{name}_distance"] = self._minimum[name]
+        if self._first_success is not None:
+            metrics["first_success_step"] = float(self._first_success)
+        return metrics
+
+    def close(self) -> None:
+        """Close the upstream environment; safe to call more than once."""
+        if not self._closed:
+            self._closed = True
+            self._env.close()
+
+
+def build(facts: RobosuiteTask, config: Mapping[str, Any]) -> RobosuiteBenchmark:
+    """The Benchmark of ``facts`` with ``config`` (``--set``): checks the family's environment first."""
+    EXTRA.require(facts.name)
+    cfg = RobosuiteConfig.model_validate(dict(config))
+    return RobosuiteBenchmark(facts, max_episode_steps=cfg.max_episode_steps)
+
+
+def _factory(facts: RobosuiteTask) -> Callable[..., RobosuiteBenchmark]:
+    def make(**config: Any) -> RobosuiteBenchmark:
+        return build(facts, config)
+
+    make.__name__ = make.__qualname__ = f"make_{facts.profile.replace('-', '_')}"
+    make.__doc__ = f"``{facts.name}`` (robosuite {facts.env}); settings: max_episode_steps."
+    make.config_model = RobosuiteConfig  # type: ignore[attr-defined]
+    return make
+
+
+BENCHMARKS: Final[dict[str, Callable[..., RobosuiteBenchmark]]] = {t.name: _factory(t) for t in TASKS}
+CATALOG: Final[tuple[CatalogEntry, ...]] = tuple(
+    CatalogEntry(name=t.name, family="robosuite", summary=f"{t.env}: {t.summary}", extra=EXTRA) for t in TASKS
+)
