@@ -44,8 +44,8 @@ def test_env_refuses_an_unknown_family_with_the_closest_name_and_a_shared_one_wi
     )
     assert _error(cli("env", "install", "box2d")) == (
         "error: family 'box2d' shares the main environment and has no environment of its own; install it with: "
-        "pip install 'evoledger[box2d]' (families with their own environment: dm-control, metaworld, nle, own-env-test, "
-        "robosuite)"
+        "pip install 'evoledger[box2d]' (families with their own environment: dm-control, metaworld, nle, "
+        "own-env-test, robosuite)"
     )
 
 
