@@ -36,28 +36,20 @@ from __future__ import annotations
 import math
 import os
 from collections import deque
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import numpy as np
 from evoledger.benchmarks._shipped import shipped
 from evoledger.benchmarks.dm_control_tasks import ACTION_BOUNDS, METRICS, STEP_LIMIT, TASKS, DmControlTask
-from evoledger.benchmarks.feedback_summary import mean_return_rule, summarize_episodes
 from evoledger.benchmarks.gym_spaces import check_action, plain_observation
+from evoledger.benchmarks.table_benchmark import TableBenchmark
 from evoledger.kernel.authoring import (
-    BenchmarkPrograms,
-    BenchmarkSpec,
     CatalogEntry,
     EpisodeRecord,
     EpisodeSpec,
     Extra,
-    Feedback,
-    Split,
     Step,
-    check_episode_request,
-    derive_seed,
-    describe_space,
-    parameters_digest,
 )
 from evoledger.kernel.authoring.catalog import OwnEnvironment
 from evoledger.ledger.errors import InfraError
@@ -139,19 +131,18 @@ def _fields(facts: DmControlTask) -> str:
     return ", ".join(f"{name} {list(shape)}" for name, shape in facts.observation)
 
 
-class DmControlBenchmark:
+class DmControlBenchmark(TableBenchmark[spaces.Dict]):
     """One DeepMind Control Suite task; built in the Host from the static table, stepped in the family's venv."""
 
     def __init__(self, facts: DmControlTask, *, max_episode_steps: int = STEP_LIMIT) -> None:
         """No ``dm_control`` here: the factories check the family's environment (``EXTRA.require``) first."""
         self._facts = facts
-        self._steps = max_episode_steps
-        self._observation_space = _observation_space(facts)
+        observation_space = _observation_space(facts)
         low, high = ACTION_BOUNDS
-        self._action_space = spaces.Box(low, high, shape=(facts.actions,), dtype=np.float64)
-        self._rule = f"mean return; Episodes the Policy failed count as {FAILURE_RETURN:g}; infra faults are left out"
+        action_space = spaces.Box(low, high, shape=(facts.actions,), dtype=np.float64)
+        rule = f"mean return; Episodes the Policy failed count as {FAILURE_RETURN:g}; infra faults are left out"
         metrics = "; ".join(f"{m}: {METRICS[m]}" for m in facts.metrics)
-        self._description = (
+        description = (
             f"DeepMind Control Suite {facts.domain}/{facts.task} (dm_control suite, MuJoCo physics, runs in the "
             f"family's own environment: evoledger env install dm-control): {facts.summary}. Observation: a dict of "
             f"float64 arrays: {_fields(facts)}. Action: {facts.actions} float64 in [{low:g}, {high:g}] (one per "
@@ -167,76 +158,30 @@ class DmControlBenchmark:
             "max_episode_steps": max_episode_steps,
             "control_timestep": facts.control_timestep,
         }
-        metadata: dict[str, Any] = {
-            "source": "dm_control",
-            "family": "dm-control",
-            "requirements": list(EXTRA.own_environment.requirements) if EXTRA.own_environment else [],
-            "score_rule": self._rule,
-            "failure_return": FAILURE_RETURN,
-            "step_metrics": {m: METRICS[m] for m in facts.metrics},
-        }
-        self._spec = BenchmarkSpec(
-            id=facts.name,
-            description=self._description,
-            observation_space=describe_space(self._observation_space),
-            action_space=describe_space(self._action_space),
-            metadata=metadata,
-            environment_parameters=parameters,
-            max_episode_steps=max_episode_steps,
-            primary_metric="mean_return",
-            score_direction="maximize",
-            parameters_digest=parameters_digest(parameters),
-            scoring=mean_return_rule(FAILURE_RETURN),
-        )
         family = HEURISTICS.get(facts.domain)
-        self._programs = shipped(family or "dm-control", baseline="dm-control-baseline", heuristic=family is not None)
+        super().__init__(
+            name=facts.name,
+            description=description,
+            observation_space=observation_space,
+            action_space=action_space,
+            parameters=parameters,
+            source="dm_control",
+            extra=EXTRA,
+            metadata={"step_metrics": {m: METRICS[m] for m in facts.metrics}},
+            max_episode_steps=max_episode_steps,
+            rule=rule,
+            failure_return=FAILURE_RETURN,
+            programs=shipped(family or "dm-control", baseline="dm-control-baseline", heuristic=family is not None),
+        )
 
     @property
     def facts(self) -> DmControlTask:
         """The task's fixed facts."""
         return self._facts
 
-    @property
-    def spec(self) -> BenchmarkSpec:
-        return self._spec
-
-    @property
-    def programs(self) -> BenchmarkPrograms:
-        """The zero-action baseline every task shares, and the domain's heuristic where there is one."""
-        return self._programs
-
-    @property
-    def observation_space(self) -> spaces.Dict:
-        return self._observation_space
-
-    @property
-    def action_space(self) -> spaces.Box:
-        return self._action_space
-
-    @property
-    def max_episode_steps(self) -> int:
-        return self._steps
-
-    def episodes(self, split: Split, *, seed: int, count: int) -> list[EpisodeSpec]:
-        """``count`` Episodes of ``split``; Episode ``i`` is seeded with ``derive_seed(seed, "episode", split, i)``."""
-        check_episode_request(split, seed=seed, count=count)
-        return [EpisodeSpec(split=split, index=i, seed=derive_seed(seed, "episode", split, i)) for i in range(count)]
-
     def make_environment(self, episode: EpisodeSpec) -> DmControlEnvironment:
         """A fresh Environment for ``episode``; imports ``dm_control`` (the family's venv has it)."""
         return DmControlEnvironment(self, episode)
-
-    def feedback(self, records: Sequence[EpisodeRecord]) -> Feedback:
-        """Score, counts, return statistics, outcome classes, notes and a trace of the first Episodes."""
-        return summarize_episodes(
-            benchmark_id=self._facts.name,
-            primary_metric="mean_return",
-            score_rule=self._rule,
-            failure_return=FAILURE_RETURN,
-            records=records,
-            outcome=self.outcome,
-            notes=self.episode_notes,
-        )
 
     def outcome(self, record: EpisodeRecord) -> str:
         """``solved`` / ``partly_solved`` / ``unsolved`` by the mean reward of the last :data:`WINDOW` steps."""

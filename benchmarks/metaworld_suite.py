@@ -41,12 +41,11 @@ from __future__ import annotations
 
 import math
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 import numpy as np
 from evoledger.benchmarks._shipped import shipped
-from evoledger.benchmarks.feedback_summary import mean_return_rule, summarize_episodes
 from evoledger.benchmarks.gym_spaces import check_action, plain_observation
 from evoledger.benchmarks.metaworld_tasks import (
     ACTION_BOUNDS,
@@ -59,20 +58,16 @@ from evoledger.benchmarks.metaworld_tasks import (
     TASKS,
     MetaWorldTask,
 )
+from evoledger.benchmarks.table_benchmark import TableBenchmark
 from evoledger.kernel.authoring import (
-    BenchmarkPrograms,
-    BenchmarkSpec,
     CatalogEntry,
     EpisodeRecord,
     EpisodeSpec,
     Extra,
-    Feedback,
     Split,
     Step,
     check_episode_request,
     derive_seed,
-    describe_space,
-    parameters_digest,
 )
 from evoledger.kernel.authoring.catalog import OwnEnvironment
 from evoledger.ledger.errors import InfraError
@@ -135,7 +130,7 @@ def observation_space() -> spaces.Box:
     return spaces.Box(low, high, dtype=np.float64)
 
 
-class MetaWorldBenchmark:
+class MetaWorldBenchmark(TableBenchmark[spaces.Space[Any]]):
     """One MT1 task or a collection (MT10, MT50); built in the Host from the static table, stepped in the venv."""
 
     def __init__(self, profile: str, *, max_episode_steps: int = STEP_LIMIT) -> None:
@@ -144,15 +139,14 @@ class MetaWorldBenchmark:
         self._collection = COLLECTIONS.get(profile)
         tasks = self._collection or (profile,)
         self._tasks = tuple(_TASK_BY_NAME[t] for t in tasks)
-        self._name = f"metaworld/{profile}"
-        self._steps = max_episode_steps
+        name = f"metaworld/{profile}"
         state = observation_space()
-        self._observation_space: spaces.Space[Any] = (
+        space: spaces.Space[Any] = (
             state if self._collection is None else spaces.Dict({"state": state, "task": spaces.MultiBinary(len(tasks))})
         )
         low, high = ACTION_BOUNDS
-        self._action_space = spaces.Box(low, high, shape=(4,), dtype=np.float64)
-        self._rule = (
+        action_space = spaces.Box(low, high, shape=(4,), dtype=np.float64)
+        rule = (
             "success rate: an Episode's return is 1 when upstream's info['success'] held at any step (reward 1 on "
             f"the first such step, else 0); Episodes the Policy failed count as {FAILURE_RETURN:g}; infra faults "
             "are left out"
@@ -169,12 +163,12 @@ class MetaWorldBenchmark:
                 f"Observation: a dict: state, 39 float64 ({OBSERVATION_LAYOUT}); task, int8 one-hot of "
                 f"{len(tasks)} naming the Episode's task (order: the tasks environment parameter)"
             )
-        self._description = (
+        description = (
             f"{what} (Sawyer arm, MuJoCo physics, runs in the family's own environment: evoledger env install "
             f"metaworld). {shown}. Action: 4 float64 in [{low:g}, {high:g}]: end-effector dx, dy, dz and gripper "
             f"effort (-1 open, 1 close); out of range fails the Episode. Object and goal positions vary with the "
             f"Episode. Episodes are truncated after {max_episode_steps} steps. Score (mean_return, maximize): "
-            f"{self._rule}. Step metrics: success, upstream_reward (v2 dense reward, 0-10), upstream_return, "
+            f"{rule}. Step metrics: success, upstream_reward (v2 dense reward, 0-10), upstream_return, "
             f"near_object, grasp_success, grasp_reward, in_place_reward, obj_to_target. Settings (--set): "
             f"max_episode_steps (1-{STEP_LIMIT})."
         )
@@ -184,28 +178,20 @@ class MetaWorldBenchmark:
         else:
             parameters["collection"] = profile
             parameters["tasks"] = list(tasks)
-        metadata: dict[str, Any] = {
-            "source": "metaworld",
-            "family": "metaworld",
-            "requirements": list(EXTRA.own_environment.requirements) if EXTRA.own_environment else [],
-            "score_rule": self._rule,
-            "failure_return": FAILURE_RETURN,
-            "observation_layout": OBSERVATION_LAYOUT,
-        }
-        self._spec = BenchmarkSpec(
-            id=self._name,
-            description=self._description,
-            observation_space=describe_space(self._observation_space),
-            action_space=describe_space(self._action_space),
-            metadata=metadata,
-            environment_parameters=parameters,
+        super().__init__(
+            name=name,
+            description=description,
+            observation_space=space,
+            action_space=action_space,
+            parameters=parameters,
+            source="metaworld",
+            extra=EXTRA,
+            metadata={"observation_layout": OBSERVATION_LAYOUT},
             max_episode_steps=max_episode_steps,
-            primary_metric="mean_return",
-            score_direction="maximize",
-            parameters_digest=parameters_digest(parameters),
-            scoring=mean_return_rule(FAILURE_RETURN),
+            rule=rule,
+            failure_return=FAILURE_RETURN,
+            programs=shipped("metaworld"),
         )
-        self._programs = shipped("metaworld")
 
     @property
     def tasks(self) -> tuple[MetaWorldTask, ...]:
@@ -216,27 +202,6 @@ class MetaWorldBenchmark:
     def collection(self) -> bool:
         """Whether this is MT10 or MT50 (dict observations with the task one-hot)."""
         return self._collection is not None
-
-    @property
-    def spec(self) -> BenchmarkSpec:
-        return self._spec
-
-    @property
-    def programs(self) -> BenchmarkPrograms:
-        """The zero-action baseline and the heuristic that runs upstream's scripted expert of the Episode's task."""
-        return self._programs
-
-    @property
-    def observation_space(self) -> spaces.Space[Any]:
-        return self._observation_space
-
-    @property
-    def action_space(self) -> spaces.Box:
-        return self._action_space
-
-    @property
-    def max_episode_steps(self) -> int:
-        return self._steps
 
     def episodes(self, split: Split, *, seed: int, count: int) -> list[EpisodeSpec]:
         """``count`` Episodes of ``split``: Episode ``i`` seeded with ``derive_seed(seed, "episode", split, i)``,
@@ -263,18 +228,6 @@ class MetaWorldBenchmark:
     def make_environment(self, episode: EpisodeSpec) -> MetaWorldEnvironment:
         """A fresh Environment for ``episode``; imports ``metaworld`` (the family's venv has it)."""
         return MetaWorldEnvironment(self, episode)
-
-    def feedback(self, records: Sequence[EpisodeRecord]) -> Feedback:
-        """Score, counts, return statistics, outcomes (per task in the collections), notes and a trace."""
-        return summarize_episodes(
-            benchmark_id=self._name,
-            primary_metric="mean_return",
-            score_rule=self._rule,
-            failure_return=FAILURE_RETURN,
-            records=records,
-            outcome=self.outcome,
-            notes=self.episode_notes,
-        )
 
     def outcome(self, record: EpisodeRecord) -> str:
         """``succeeded`` / ``lost_success`` / ``never_succeeded``, prefixed by the task in the collections."""

@@ -47,7 +47,6 @@ from typing import Any, Final
 
 import numpy as np
 from evoledger.benchmarks._shipped import shipped
-from evoledger.benchmarks.feedback_summary import mean_return_rule, summarize_episodes
 from evoledger.benchmarks.gym_spaces import check_action
 from evoledger.benchmarks.robosuite_tasks import (
     ACTION_BOUNDS,
@@ -58,21 +57,14 @@ from evoledger.benchmarks.robosuite_tasks import (
     TASKS,
     RobosuiteTask,
 )
+from evoledger.benchmarks.table_benchmark import TableBenchmark
 from evoledger.kernel.authoring import (
-    BenchmarkPrograms,
-    BenchmarkSpec,
     CatalogEntry,
     EpisodeRecord,
     EpisodeSpec,
     Extra,
-    Feedback,
     OwnEnvironment,
-    Split,
     Step,
-    check_episode_request,
-    derive_seed,
-    describe_space,
-    parameters_digest,
 )
 from evoledger.ledger.errors import InfraError
 from gymnasium import spaces
@@ -162,31 +154,30 @@ def _eef_starts(facts: RobosuiteTask) -> list[int]:
     return [start for name, (start, _) in layout.items() if name.endswith("_eef_pos")]
 
 
-class RobosuiteBenchmark:
+class RobosuiteBenchmark(TableBenchmark[spaces.Dict]):
     """One robosuite environment; built in the Host from the static table, stepped in the family's venv."""
 
     def __init__(self, facts: RobosuiteTask, *, max_episode_steps: int = DEFAULT_STEPS) -> None:
         """No ``robosuite`` here: the factories check the family's environment (``EXTRA.require``) first."""
         self._facts = facts
-        self._steps = max_episode_steps
-        self._failure_return = -float(max_episode_steps) if facts.env == "Wipe" else FAILURE_RETURN
-        self._observation_space = spaces.Dict(
+        failure_return = -float(max_episode_steps) if facts.env == "Wipe" else FAILURE_RETURN
+        observation_space = spaces.Dict(
             {
                 "proprioception": spaces.Box(-np.inf, np.inf, shape=(facts.proprioception_size,), dtype=np.float64),
                 "objects": spaces.Box(-np.inf, np.inf, shape=(facts.objects_size,), dtype=np.float64),
             }
         )
         low, high = ACTION_BOUNDS
-        self._action_space = spaces.Box(low, high, shape=(facts.actions,), dtype=np.float64)
-        self._rule = (
-            f"mean dense return; Episodes the Policy failed count as {self._failure_return:g}; infra faults are left "
+        action_space = spaces.Box(low, high, shape=(facts.actions,), dtype=np.float64)
+        rule = (
+            f"mean dense return; Episodes the Policy failed count as {failure_return:g}; infra faults are left "
             "out; success is reported separately"
         )
         per_arm = "6 OSC_POSE deltas (dx, dy, dz, then axis-angle rotation)" + (
             " and 1 gripper command (-1 open, 1 close)" if facts.grippers else " (no gripper)"
         )
         arms = "one Panda arm" if facts.robots == 1 else "two Panda arms (opposed; robot0 then robot1)"
-        self._description = (
+        description = (
             f"robosuite {ROBOSUITE_VERSION} {facts.env} with {arms} (runs in the family's own environment: "
             f"evoledger env install robosuite): {facts.summary}. Observation: a dict of float64 vectors, "
             f"proprioception [{facts.proprioception_size}] and objects [{facts.objects_size}] (field offsets in "
@@ -195,7 +186,7 @@ class RobosuiteBenchmark:
             f"per arm {per_arm}; out of range fails the Episode. {CONTROL_FREQUENCY} steps per simulated second; "
             f"Episodes are truncated after {max_episode_steps} steps. Reward: "
             f"{'sparse (1 per step of success)' if facts.sparse else 'dense, at most 1 per step'}. Score "
-            f"(mean_return, maximize): {self._rule}. Settings (--set): max_episode_steps (1-{STEP_LIMIT})."
+            f"(mean_return, maximize): {rule}. Settings (--set): max_episode_steps (1-{STEP_LIMIT})."
         )
         parameters: dict[str, Any] = {
             "env": facts.env,
@@ -205,79 +196,36 @@ class RobosuiteBenchmark:
             "control_freq": CONTROL_FREQUENCY,
         }
         metadata: dict[str, Any] = {
-            "source": "robosuite",
-            "family": "robosuite",
-            "requirements": list(EXTRA.own_environment.requirements) if EXTRA.own_environment else [],
-            "score_rule": self._rule,
-            "failure_return": self._failure_return,
             "proprioception_fields": _layout(facts.proprioception),
             "object_fields": _layout(facts.objects),
             "grippers": facts.grippers,
             "sparse_reward": facts.sparse,
             "reward_stages": list(stages(facts)),
         }
-        self._spec = BenchmarkSpec(
-            id=facts.name,
-            description=self._description,
-            observation_space=describe_space(self._observation_space),
-            action_space=describe_space(self._action_space),
-            metadata=metadata,
-            environment_parameters=parameters,
-            max_episode_steps=max_episode_steps,
-            primary_metric="mean_return",
-            score_direction="maximize",
-            parameters_digest=parameters_digest(parameters),
-            scoring=mean_return_rule(self._failure_return),
-        )
         family = HEURISTICS.get(facts.env)
-        self._programs = shipped(family or "robosuite", baseline="robosuite-baseline", heuristic=family is not None)
+        super().__init__(
+            name=facts.name,
+            description=description,
+            observation_space=observation_space,
+            action_space=action_space,
+            parameters=parameters,
+            source="robosuite",
+            extra=EXTRA,
+            metadata=metadata,
+            max_episode_steps=max_episode_steps,
+            rule=rule,
+            failure_return=failure_return,
+            programs=shipped(family or "robosuite", baseline="robosuite-baseline", heuristic=family is not None),
+        )
 
     @property
     def facts(self) -> RobosuiteTask:
         """The environment's fixed facts."""
         return self._facts
 
-    @property
-    def spec(self) -> BenchmarkSpec:
-        return self._spec
-
-    @property
-    def programs(self) -> BenchmarkPrograms:
-        """The zero-action baseline every environment shares, and the heuristic where there is one."""
-        return self._programs
-
-    @property
-    def observation_space(self) -> spaces.Dict:
-        return self._observation_space
-
-    @property
-    def action_space(self) -> spaces.Box:
-        return self._action_space
-
-    @property
-    def max_episode_steps(self) -> int:
-        return self._steps
-
-    def episodes(self, split: Split, *, seed: int, count: int) -> list[EpisodeSpec]:
-        """``count`` Episodes of ``split``; Episode ``i`` is seeded with ``derive_seed(seed, "episode", split, i)``."""
-        check_episode_request(split, seed=seed, count=count)
-        return [EpisodeSpec(split=split, index=i, seed=derive_seed(seed, "episode", split, i)) for i in range(count)]
-
     def make_environment(self, episode: EpisodeSpec) -> RobosuiteEnvironment:
         """A fresh Environment for ``episode``; imports ``robosuite`` (the family's venv has it)."""
         return RobosuiteEnvironment(self, episode)
-
-    def feedback(self, records: Sequence[EpisodeRecord]) -> Feedback:
-        """Score, counts, return statistics, outcomes, notes and a trace of the first Episodes."""
-        return summarize_episodes(
-            benchmark_id=self._facts.name,
-            primary_metric="mean_return",
-            score_rule=self._rule,
-            failure_return=self._failure_return,
-            records=records,
-            outcome=self.outcome,
-            notes=self.episode_notes,
-        )
 
     def outcome(self, record: EpisodeRecord) -> str:
         """``succeeded`` when upstream's success check held at some step, else ``not_succeeded``."""
