@@ -37,18 +37,16 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from execution_bench import CARTPOLE_POLICY, _in_process_cartpole, _program, _round_trip, _run, _tasks
 
 _CPU = min(os.sched_getaffinity(0))
+_SPARE = os.sched_getaffinity(0) - {_CPU}
 
 
 def _serve_policy(sock: socket.socket) -> None:
     """The Policy side of the ideal loops: decode, act (the CARTPOLE_POLICY heuristic), encode; never returns.
 
-    It joins the driver's CPU when its Episode starts (its first observation); an evoledger Policy child joins its
-    worker's CPU once it is set up, before its Episode."""
-    pinned = False
+    Like an evoledger Policy child, it joins the driver's CPU as soon as it is set up, before its Episode: joining at
+    the first observation instead would make every Episode wait milliseconds for the move (measured: 3.6-5 ms)."""
+    os.sched_setaffinity(0, {_CPU})
     while frame := sock.recv(65536):
-        if not pinned:
-            os.sched_setaffinity(0, {_CPU})
-            pinned = True
         observation = decode_wire(memoryview(frame)[1:])
         sock.sendall(b"A" + encode_action(1 if observation[2] + 0.5 * observation[3] > 0 else 0))
     os._exit(0)
@@ -93,7 +91,11 @@ def _ideal_one_process(steps: int) -> float:
 
 
 def _zygote(requests: socket.socket) -> None:
-    """Fork one Policy process per request (its socket passed along), reap the ended ones; never returns."""
+    """Fork one Policy process per request (its socket passed along), reap the ended ones; never returns.
+
+    Like evoledger's zygote, it forks on the CPUs the driver does not use (when there are some)."""
+    if _SPARE:
+        os.sched_setaffinity(0, _SPARE)
     gc.collect()
     gc.freeze()
     children: list[int] = []

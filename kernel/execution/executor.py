@@ -6,9 +6,12 @@ only on the tasks (not on scheduling), so any backend must give byte-identical t
 
 :class:`LocalExecutor` runs Episodes on this machine with ``workers`` pre-warmed worker processes
 (fresh interpreters, pinned to CPU ``i % ncpu``), each forking a fresh Policy child per Episode from
-its zygote. A worker that dies is replaced; its in-flight Episode is reported as ``infra_fault``, unless the worker
-was found *stopped* (a Policy that sent it ``SIGSTOP``): it is then killed at once and the Episode is the Policy's
-``protocol_error``. Closing the executor, Ctrl-C and ``SIGTERM`` leave no worker behind (:mod:`~.process_guard`).
+its zygote. While tasks remain, a busy worker has its next task queued in its channel, so it starts that Episode
+without waiting for the coordinator to read the outcome (a task queued behind an Episode the worker dies in never
+started: it goes back in line). A worker that dies is replaced; its in-flight Episode is reported as
+``infra_fault``, unless the worker was found *stopped* (a Policy that sent it ``SIGSTOP``): it is then killed at
+once and the Episode is the Policy's ``protocol_error``. Closing the executor, Ctrl-C and ``SIGTERM`` leave no
+worker behind (:mod:`~.process_guard`).
 With ``isolation="bwrap"`` (or ``"auto"`` where bubblewrap works) each worker's zygote and Policy children run in
 a bubblewrap sandbox instead (:mod:`~.isolation`); the isolation actually used is :attr:`LocalExecutor.isolation`.
 The workers of a Benchmark whose family has its own environment (``evoledger env install FAMILY``) start from that
@@ -167,11 +170,30 @@ class _Worker:
         self.stopped = False
         """Whether the coordinator killed it because it was stopped (during an accepted task: the Policy's doing)."""
         self.dispatched_at = 0.0
+        self.queued: deque[tuple[int, float]] = deque()
+        """Tasks sent after the current one, not started yet (task id, watchdog seconds): the worker reads the next
+        as soon as it sends an outcome, so that the coordinator's turnaround is not between its Episodes."""
         self.channel.send(TO_WORKER_BENCHMARK + benchmark_json)
 
     @property
     def idle(self) -> bool:
         return self.ready and not self.dead and self.task_id is None
+
+    @property
+    def can_queue(self) -> bool:
+        """Whether a task may be sent to wait behind the current one."""
+        return self.ready and not self.dead and self.task_id is not None and not self.queued
+        # (an overdue or stopped worker is being killed: its channel closes and it is replaced)
+
+    def start_next(self, now: float) -> None:
+        """The current task ended: the next queued one (if any) is current now, its watchdog running from ``now``."""
+        self.accepted = False
+        if not self.queued:
+            self.task_id = None
+            return
+        self.task_id, watchdog = self.queued.popleft()
+        self.dispatched_at = now
+        self.deadline = now + watchdog
 
     def kill(self) -> None:
         """SIGKILL the worker's process group (worker, zygote, sandbox); Policy children die with their zygote."""
@@ -381,25 +403,46 @@ class LocalExecutor:
             self._running = False
 
     def _dispatch(self, tasks: list[EpisodeTask], pending: deque[int], positions: dict[int, int]) -> None:
+        """Give every idle worker a task; then, while at least one task per worker waits, give each busy worker one
+        more to queue behind its current one (so it starts without waiting for this process to read its outcome;
+        near the end of the tasks nothing is queued, where it could wait behind a long Episode while a worker idles)."""
         for worker in self._workers:
             if not pending:
                 return
             if worker.idle:
                 position = pending.popleft()
-                task_id = self._next_task_id
-                self._next_task_id += 1
-                positions[task_id] = position
+                task_id = self._send_task(worker, tasks, position, positions)
+                if task_id is None:  # it died while idle: the task never started, so it goes back in line
+                    worker.dead = True
+                    pending.appendleft(position)
+                    continue
                 worker.task_id = task_id
                 worker.accepted = False
                 worker.dispatched_at = time.perf_counter()
                 worker.deadline = worker.dispatched_at + _watchdog_seconds(tasks[position], self._bwrap is not None)
-                try:
-                    worker.channel.send(TO_WORKER_TASK + task_to_json(tasks[position], task_id))
-                except ChannelClosed:  # it died while idle: the task never started, so it goes back in line
-                    worker.dead = True
-                    worker.task_id = None
-                    positions.pop(task_id)
+        for worker in self._workers:
+            if len(pending) < len(self._workers):
+                return
+            if worker.can_queue:
+                position = pending.popleft()
+                task_id = self._send_task(worker, tasks, position, positions)
+                if task_id is None:  # it died: its channel's end is found (and it is replaced) while waiting
                     pending.appendleft(position)
+                    continue
+                worker.queued.append((task_id, _watchdog_seconds(tasks[position], self._bwrap is not None)))
+
+    def _send_task(
+        self, worker: _Worker, tasks: list[EpisodeTask], position: int, positions: dict[int, int]
+    ) -> int | None:
+        """Send the task at ``position`` to ``worker``; its task id, or None if the worker's channel is closed."""
+        task_id = self._next_task_id
+        self._next_task_id += 1
+        try:
+            worker.channel.send(TO_WORKER_TASK + task_to_json(tasks[position], task_id))
+        except ChannelClosed:
+            return None
+        positions[task_id] = position
+        return task_id
 
     def _wait(self, tasks: list[EpisodeTask], positions: dict[int, int], done: dict[int, EpisodeOutcome]) -> None:
         now = time.perf_counter()
@@ -427,7 +470,7 @@ class LocalExecutor:
                 worker.accepted = True
             elif frame and frame[0] == WORKER_OUTCOME:
                 task_id, outcome = outcome_from_frame(frame)
-                worker.task_id = None
+                worker.start_next(time.perf_counter())
                 position = positions.pop(task_id, None)
                 if position is not None:  # else a stale outcome of an abandoned run
                     done[position] = outcome
@@ -462,6 +505,10 @@ class LocalExecutor:
         worker.channel.close()
         if not worker.ready:
             raise InfraError(f"replacement worker {worker.slot} {how} during start-up")
+        for task_id, _watchdog in reversed(worker.queued):  # never started: back in line, in their order
+            queued_position = positions.pop(task_id, None)
+            if queued_position is not None:  # else a task of an abandoned run
+                self._pending.appendleft(queued_position)
         position = positions.pop(worker.task_id, None) if worker.task_id is not None else None
         if position is not None and not worker.accepted:
             # It died before acknowledging the task (a send into a dying worker can still succeed): the

@@ -14,7 +14,14 @@ from pathlib import Path
 
 import pytest
 from evoledger.kernel.authoring import EpisodeSpec
-from evoledger.kernel.execution import POLICY_CONTEXT_FIELDS, EpisodeTask, Executor, LocalExecutor, PolicyLimits
+from evoledger.kernel.execution import (
+    POLICY_CONTEXT_FIELDS,
+    EpisodeOutcome,
+    EpisodeTask,
+    Executor,
+    LocalExecutor,
+    PolicyLimits,
+)
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.ledger.errors import ConfigError, InfraError, InputError
 from evoledger.ledger.trajectories import decode_trajectory
@@ -241,6 +248,55 @@ def test_an_environment_crashing_on_an_out_of_space_action_blames_the_policy(
     assert bad.status == "invalid_action"
     assert "outside the action space" in str(bad.failure_message)
     assert faulty.status == "infra_fault"  # a valid action: the crash is the Environment's
+
+
+def test_a_busy_worker_gets_its_next_task_queued_and_a_queued_task_survives_its_death(
+    programs: dict[str, Path], make_tasks: MakeTasks, tmp_path: Path
+) -> None:
+    """The next task waits in the worker's channel while it runs one, so it starts without waiting for this process
+    to read the outcome; a task queued behind an Episode its worker dies in never started: it runs elsewhere, ok."""
+    program = tmp_path / "held"
+    program.mkdir()
+    release = tmp_path / "release"
+    (program / "policy.py").write_text(
+        "import os, time\n"
+        "class _Policy:\n"
+        "    def act(self, observation):\n"
+        f"        while not os.path.exists({str(release)!r}):\n"
+        "            time.sleep(0.01)\n"
+        "        return 0\n"
+        "def make_policy(context):\n"
+        "    return _Policy()\n",
+        encoding="utf-8",
+    )
+    with LocalExecutor(BenchmarkRef(name="toy-counter")) as executor:
+        victim = executor.worker_pids[0]
+        held = PolicyLimits(act_timeout_seconds=60, make_policy_timeout_seconds=60, memory_bytes=1024**3)
+        run = executor.run([*make_tasks(program, limits=held), *make_tasks(programs["binary_search"], 2)])
+
+        def kill_once_queued() -> None:
+            _wait_for_queued(executor)
+            os.kill(victim, signal.SIGKILL)
+
+        killer = threading.Thread(target=kill_once_queued)
+        killer.start()
+        outcomes: list[EpisodeOutcome] = []
+        consumer = threading.Thread(target=lambda: outcomes.extend(run), daemon=True)
+        consumer.start()
+        consumer.join(120)  # a queued task lost with its worker would leave the run waiting for it forever
+        killer.join()
+        release.touch()
+        assert not consumer.is_alive(), "the run never ended: the task queued behind the killed Episode was lost"
+        assert [o.status for o in outcomes] == ["infra_fault", "ok", "ok"]
+        assert [o.status for o in executor.run(make_tasks(programs["binary_search"], 3))] == ["ok", "ok", "ok"]
+
+
+def _wait_for_queued(executor: LocalExecutor) -> None:
+    deadline = time.monotonic() + 30
+    worker = executor._workers[0]  # the coordinator's own record of what it sent
+    while not (worker.accepted and worker.queued):  # the held Episode runs, the next task waits behind it
+        assert time.monotonic() < deadline, "no task was queued behind the running one"
+        time.sleep(0.01)
 
 
 def test_an_abandoned_run_does_not_leak_into_the_next(
