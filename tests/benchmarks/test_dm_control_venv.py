@@ -38,7 +38,7 @@ def family(site: Path) -> tuple[str, Path]:
 
 
 REPO: Final = Path(__file__).resolve().parents[2]
-HEURISTIC_TASKS: Final = [t.name for t in TASKS if t.domain in HEURISTICS]
+HEURISTIC_TASKS: Final = [t.name for t in TASKS if t.profile in HEURISTICS]
 
 
 @pytest.fixture(scope="module")
