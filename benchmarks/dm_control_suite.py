@@ -107,10 +107,13 @@ HEURISTICS: Final = {
     "cartpole-swingup-sparse": "dm-control-cartpole",
     "cheetah-run": "dm-control-cheetah",
     "finger-spin": "dm-control-finger-spin",
+    "fish-swim": "dm-control-fish-swim",
     "pendulum-swingup": "dm-control-pendulum",
     "point-mass-easy": "dm-control-point-mass",
     "reacher-easy": "dm-control-reacher",
     "reacher-hard": "dm-control-reacher",
+    "swimmer-swimmer6": "dm-control-swimmer",
+    "swimmer-swimmer15": "dm-control-swimmer",
 }
 """Tasks (:attr:`DmControlTask.profile`) with a heuristic Program (``<value>-heuristic``; one Program may serve
 several tasks of a domain); the others ship the zero-action baseline only."""
