@@ -189,16 +189,20 @@ def test_every_task_conforms(family: tuple[str, Path], name: str) -> None:
 
 
 EPISODES: Final = {"dm-control/reacher-hard": 10, "dm-control/reacher-easy": 10}
-"""Episodes per Program when comparing heuristic and baseline (5 unless named)."""
+"""Episodes per Program when comparing heuristic and baseline (5 unless named below or here)."""
+SHORTER: Final[dict[str, tuple[int, int, float]]] = {}
+"""Episodes, ``max_episode_steps`` and the margin (in return) by which the heuristic must beat the baseline, where
+a shorter comparison still tells them apart; measured with the test's seed (numbers in each entry's comment)."""
 
 
 @pytest.mark.catalog
 @pytest.mark.parametrize("name", HEURISTIC_TASKS)
 def test_the_heuristic_beats_the_zero_action(family: tuple[str, Path], name: str) -> None:
-    found = _evaluate(name, episodes=EPISODES.get(name, 5), config={})
+    episodes, steps, margin = SHORTER.get(name, (EPISODES.get(name, 5), 0, 0.0))
+    found = _evaluate(name, episodes=episodes, config={"max_episode_steps": steps} if steps else {})
     baseline, heuristic = found["baseline"], found["heuristic"]
     assert baseline["failures"] == heuristic["failures"] == 0
-    assert heuristic["score"] > baseline["score"], (name, heuristic["score"], baseline["score"])
+    assert heuristic["score"] > baseline["score"] + margin, (name, heuristic["score"], baseline["score"])
 
 
 def _cli(*args: str, cwd: Path) -> str:
