@@ -37,7 +37,9 @@ class FingertipStroke:
         rates = np.asarray(observation["velocity"][:2], dtype=np.float64)
         s1, c1, s12, c12 = math.sin(q1), math.cos(q1), math.sin(q1 + q2), math.cos(q1 + q2)
         tip = np.array([BASE[0] + PROXIMAL * c1 + DISTAL * c12, BASE[1] + PROXIMAL * s1 + DISTAL * s12])
-        jacobian = np.array([[-PROXIMAL * s1 - DISTAL * s12, -DISTAL * s12], [PROXIMAL * c1 + DISTAL * c12, DISTAL * c12]])
+        jacobian = np.array(
+            [[-PROXIMAL * s1 - DISTAL * s12, -DISTAL * s12], [PROXIMAL * c1 + DISTAL * c12, DISTAL * c12]]
+        )
         phase = 2.0 * math.pi * FREQUENCY * self.steps * self.timestep
         self.steps += 1
         target = np.array([CENTRE[0] + SEMI_AXES[0] * math.cos(phase), CENTRE[1] + SEMI_AXES[1] * math.sin(phase)])
