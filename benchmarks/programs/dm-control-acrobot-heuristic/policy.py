@@ -4,10 +4,10 @@ Observation: ``orientations`` = [sin of the upper arm's angle, sin of the lower 
 the lower's] (angles from upright: cos 1 = pointing up), ``velocity`` = [shoulder rate, elbow rate]; action: one
 elbow torque in [-1, 1] (the shoulder is passive). The torque is ``SHOULDER_RATE_GAIN * shoulder rate`` (large and
 negative, so nearly full torque against the shoulder's motion whenever it moves: each swing grows), plus small
-terms on the elbow angle and the upper arm's lean that keep the two links from folding. It swings the tip up past
-the target again and again (the shaped reward pays while the tip is near it) but does not balance there; the numbers
-came from a short random search (80 tries on four 1000-step Episodes), so it is a start, not a solution. On
-``acrobot-swingup-sparse`` (reward only inside the small target) it rarely scores.
+terms on the elbow angle and the upper arm's lean. It swings the tip up toward the target again and again (the
+shaped reward pays while the tip is near it) and has no mode that balances it there; the numbers came from a short
+random search (80 tries on four 1000-step Episodes), so it is a start, not a solution. On
+``acrobot-swingup-sparse`` (reward only inside the small target) it rarely scores, so that task ships no heuristic.
 """
 
 import math

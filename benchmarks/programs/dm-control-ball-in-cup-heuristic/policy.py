@@ -11,7 +11,7 @@ pendulum: the cup's x follows the ball's swing rate (``SWING_GAIN * w * cos(angl
 still) and the cup is lifted while the ball passes the bottom and lowered near the ends of the swing (pumping energy
 through the string's pull). Above that the ball flies free: the cup tracks the ball's x (plus ``LEAD`` seconds of
 its velocity) at its rest height, so the falling ball drops into it and stays (reward 1 per step while inside). The
-gains came from a short random search (40 tries on eight Episodes) around hand-set values.
+gains came from a short random search (under 40 tries on eight Episodes) around hand-set values.
 """
 
 import math

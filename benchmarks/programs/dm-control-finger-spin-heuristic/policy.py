@@ -9,7 +9,7 @@ joint angle of 0 pointing right and positive turning up. So the fingertip's posi
 an ellipse centred near the hinge at ``FREQUENCY`` Hz: upward while it crosses the spinner's near side (which turns
 the spinner the rewarded, negative way) and back down out of its path. The reward is 1 while the spinner turns at
 15 rad/s or more, so only strokes that keep it that fast pay. The ellipse's numbers came from a short random search
-(about 50 tries on four 300-step Episodes); the path is open loop (the spinner's angle is not used), so the strokes
+(150 tries on four 300-step Episodes); the path is open loop (the spinner's angle is not used), so the strokes
 are not timed to the spinner: a start for feedback, not a good spinner.
 """
 

@@ -7,8 +7,8 @@ mouth in the mouth's frame (m: [sideways, down, forward]), ``velocity``; action:
 around a bias of ``YAW_GAIN`` times the target's bearing (its angle sideways from straight ahead), which turns the
 fish toward it; the fins flap at the same frequency (``FLAP``, phase ``FLAP_PHASE``) and both pitch by a gain times
 the target's elevation, steering up or down. The reward is mostly for the mouth being within a few centimetres of
-the target (plus a little for staying upright), so the fish has to arrive: it swims there but circles around it
-rather than stopping. The numbers came from a short random search (60 tries on four 1000-step Episodes).
+the target (plus a little for staying upright), so the fish has to arrive; how close it gets varies much between
+Episodes. The numbers came from a short random search (60 tries on four 1000-step Episodes).
 """
 
 import math

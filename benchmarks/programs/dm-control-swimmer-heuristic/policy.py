@@ -7,7 +7,7 @@ joint (5 or 14). Joint ``i`` gets ``AMPLITUDE * sin(2 pi FREQUENCY t - i * LAG) 
 to the bounds (``t`` the simulated time from ``control_timestep``): the wave runs from head to tail and pushes the
 swimmer forward, and the constant bend turns it toward the target (the heading error is the target's angle from the
 nose's direction, positive to the left). Within ``SLOW_DOWN`` m of the target the wave shrinks in proportion, so the
-nose settles near the target instead of swimming through it (the reward grows as the nose nears the target). The
+swimmer does not cross the target at full speed (the reward grows as the nose nears the target). The
 numbers came from a short random search (about 80 tries on four swimmer6 Episodes); the wave is mostly saturated, a
 square wave.
 """
