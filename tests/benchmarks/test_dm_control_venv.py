@@ -194,6 +194,7 @@ COMPARISONS: Final[dict[str, tuple[int, int | None, float]]] = {
     "dm-control/acrobot-swingup": (8, None, 10.0),  # seed 3: heuristic 26.6, baseline 1.7
     "dm-control/ball-in-cup-catch": (8, 500, 200.0),  # seed 3: 419.5 (every Episode 307-493) against 0.0
     "dm-control/finger-spin": (5, 300, 30.0),  # seed 3: 61.6 (50-76) against 0.0
+    "dm-control/fish-swim": (8, None, 150.0),  # seed 3: 360.1 against 68.2
     "dm-control/swimmer-swimmer6": (8, None, 200.0),  # seed 3: 547.7 against 80.4
     "dm-control/swimmer-swimmer15": (8, None, 150.0),  # seed 3: 364.7 against 36.4
 }
