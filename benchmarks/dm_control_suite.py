@@ -99,13 +99,24 @@ SATURATED: Final = 0.999
 """An actuator at or beyond this fraction of its bound counts as saturated."""
 
 HEURISTICS: Final = {
-    "cartpole": "dm-control-cartpole",
-    "cheetah": "dm-control-cheetah",
-    "pendulum": "dm-control-pendulum",
-    "point_mass": "dm-control-point-mass",
-    "reacher": "dm-control-reacher",
+    "acrobot-swingup": "dm-control-acrobot",
+    "ball-in-cup-catch": "dm-control-ball-in-cup",
+    "cartpole-balance": "dm-control-cartpole",
+    "cartpole-balance-sparse": "dm-control-cartpole",
+    "cartpole-swingup": "dm-control-cartpole",
+    "cartpole-swingup-sparse": "dm-control-cartpole",
+    "cheetah-run": "dm-control-cheetah",
+    "finger-spin": "dm-control-finger-spin",
+    "fish-swim": "dm-control-fish-swim",
+    "pendulum-swingup": "dm-control-pendulum",
+    "point-mass-easy": "dm-control-point-mass",
+    "reacher-easy": "dm-control-reacher",
+    "reacher-hard": "dm-control-reacher",
+    "swimmer-swimmer6": "dm-control-swimmer",
+    "swimmer-swimmer15": "dm-control-swimmer",
 }
-"""Domains with a heuristic Program (``<value>-heuristic``), shared by the domain's tasks; others: baseline only."""
+"""Tasks (:attr:`DmControlTask.profile`) with a heuristic Program (``<value>-heuristic``; one Program may serve
+several tasks of a domain); the others ship the zero-action baseline only."""
 
 
 class DmControlConfig(BaseModel):
@@ -158,7 +169,7 @@ class DmControlBenchmark(TableBenchmark[spaces.Dict]):
             "max_episode_steps": max_episode_steps,
             "control_timestep": facts.control_timestep,
         }
-        family = HEURISTICS.get(facts.domain)
+        family = HEURISTICS.get(facts.profile)
         super().__init__(
             name=facts.name,
             description=description,

@@ -38,7 +38,7 @@ def family(site: Path) -> tuple[str, Path]:
 
 
 REPO: Final = Path(__file__).resolve().parents[2]
-HEURISTIC_TASKS: Final = [t.name for t in TASKS if t.domain in HEURISTICS]
+HEURISTIC_TASKS: Final = [t.name for t in TASKS if t.profile in HEURISTICS]
 
 
 @pytest.fixture(scope="module")
@@ -189,16 +189,28 @@ def test_every_task_conforms(family: tuple[str, Path], name: str) -> None:
 
 
 EPISODES: Final = {"dm-control/reacher-hard": 10, "dm-control/reacher-easy": 10}
-"""Episodes per Program when comparing heuristic and baseline (5 unless named)."""
+"""Episodes per Program when comparing heuristic and baseline (5 unless named here or in :data:`COMPARISONS`)."""
+COMPARISONS: Final[dict[str, tuple[int, int | None, float]]] = {
+    "dm-control/acrobot-swingup": (8, None, 10.0),  # seed 3: heuristic 26.6, baseline 1.7
+    "dm-control/ball-in-cup-catch": (8, 500, 200.0),  # seed 3: 419.5 (every Episode 307-493) against 0.0
+    "dm-control/finger-spin": (5, 300, 30.0),  # seed 3: 61.6 (50-76) against 0.0
+    "dm-control/fish-swim": (8, None, 150.0),  # seed 3: 360.1 against 68.2
+    "dm-control/swimmer-swimmer6": (8, None, 200.0),  # seed 3: 547.7 against 80.4
+    "dm-control/swimmer-swimmer15": (8, None, 150.0),  # seed 3: 364.7 against 36.4
+}
+"""Episodes, ``max_episode_steps`` (``None``: the full 1000) and the margin (in return) by which the heuristic must
+beat the baseline, where they differ from the default (5 Episodes, full length, any margin): shorter where that
+still tells the two apart, longer where Episodes vary much; measured with the test's seed (in each comment)."""
 
 
 @pytest.mark.catalog
 @pytest.mark.parametrize("name", HEURISTIC_TASKS)
 def test_the_heuristic_beats_the_zero_action(family: tuple[str, Path], name: str) -> None:
-    found = _evaluate(name, episodes=EPISODES.get(name, 5), config={})
+    episodes, steps, margin = COMPARISONS.get(name, (EPISODES.get(name, 5), None, 0.0))
+    found = _evaluate(name, episodes=episodes, config={} if steps is None else {"max_episode_steps": steps})
     baseline, heuristic = found["baseline"], found["heuristic"]
     assert baseline["failures"] == heuristic["failures"] == 0
-    assert heuristic["score"] > baseline["score"], (name, heuristic["score"], baseline["score"])
+    assert heuristic["score"] > baseline["score"] + margin, (name, heuristic["score"], baseline["score"])
 
 
 def _cli(*args: str, cwd: Path) -> str:
