@@ -28,6 +28,7 @@ import os
 import secrets
 import signal
 import subprocess
+import sys
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -71,11 +72,12 @@ def check_storage(probe: str, token: str, logs: str) -> dict[str, Any]:
 
 def _node() -> dict[str, Any]:
     where: dict[str, Any] = {"hostname": os.uname().nodename, "node_id": "", "address": ""}
-    with contextlib.suppress(Exception):  # outside a Ray worker (a direct call): the host name alone
-        import ray
-
+    ray = sys.modules.get("ray")
+    if ray is None or not ray.is_initialized():  # not in a Ray worker (a direct call): the host name alone
+        return where
+    with contextlib.suppress(Exception):
         where["node_id"] = ray.get_runtime_context().get_node_id()
-        where["address"] = ray.util.get_node_ip_address()  # type: ignore[no-untyped-call]
+        where["address"] = ray.util.get_node_ip_address()
     return where
 
 
