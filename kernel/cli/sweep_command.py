@@ -354,7 +354,8 @@ def _live_rows(views: Mapping[str, CellView], room: int) -> tuple[list[CellView]
 
 def _table(views: Mapping[str, CellView], *, title: str, room: int | None = None) -> Table:
     table = Table(title=printable(title), show_edge=False, pad_edge=False)
-    for column in ("cell", "state", "budget", "best", "assessed", "time"):
+    placed = any(view.node for view in views.values())  # Runs on Ray nodes: which node ran each
+    for column in ("cell", "state", "budget", "best", "assessed", "time", *(("node",) if placed else ())):
         table.add_column(column, no_wrap=column in ("cell", "state"))
     shown, summary = (list(views.values()), "") if room is None else _live_rows(views, room)
     if summary:
@@ -375,6 +376,7 @@ def _table(views: Mapping[str, CellView], *, title: str, room: int | None = None
             _score(view.best_public),
             _score(view.assessment),
             f"{seconds:.0f} s" if isinstance(seconds, float) else when,
+            *((printable(view.node or ""),) if placed else ()),
         )
     return table
 

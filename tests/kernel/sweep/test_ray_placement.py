@@ -50,11 +50,11 @@ call("finish", candidates=[chosen])
 """
 
 
-def _sweep_file(root: Path) -> None:
+def _sweep_file(root: Path, seeds: tuple[int, ...] = (0, 1)) -> None:
     (root / "agent.py").write_text(AGENT)
     agent = "command:" + shlex.join([sys.executable, str(root / "agent.py"), str(root / "release")])
     (root / "study.toml").write_text(
-        '[sweep]\nname = "placed"\nseeds = [0, 1]\n'
+        f'[sweep]\nname = "placed"\nseeds = {list(seeds)}\n'
         "[run]\nepisode_budget = 2\nvalidation = { episodes = 1 }\nassessment = { episodes = 1 }\n"
         'isolation = "local"\nagent_isolation = "local"\n'
         '[[benchmark]]\nname = "toy/counter"\n'
@@ -178,6 +178,34 @@ def test_sigterm_stops_the_placed_runs_and_the_second_sweep_resumes_them_on_ray(
             assert history.last_end is not None
             assert history.last_end.run_head_hash == run.head().hash
     assert not (out / PROBE_NAME).exists()
+
+
+@_NEEDS_RAY
+@pytest.mark.catalog
+def test_a_sigkilled_placed_sweep_leaves_no_run_running_and_resumes() -> None:
+    """The sweep ends without stopping anything: Ray ends its workers, and the Run gets SIGTERM from the kernel."""
+    root = Path(tempfile.mkdtemp(prefix="evr-", dir="/tmp"))
+    try:
+        _sweep_file(root, seeds=(0,))
+        out, cell = root / "out", CELLS[0]
+        command = [*_CLI, "sweep", "study.toml", "--out", "out", "--backend", "ray"]
+        process = subprocess.Popen(command, cwd=root, start_new_session=True, stderr=subprocess.DEVNULL)
+        try:
+            assert wait_until(lambda: _events(out / "runs" / cell, "agent-started") > 0, 300, every=0.2)
+            assert _processes_naming(str(out / "runs" / cell))
+            process.kill()
+        finally:
+            if process.poll() is None:
+                process.kill()
+            process.wait()
+        assert wait_until(lambda: not _processes_naming(str(out / "runs")), 120, every=0.2)
+        (root / "release").touch()
+        again = subprocess.run([*command, "--json"], cwd=root, capture_output=True, text=True, timeout=600)
+        assert again.returncode == 0, again.stderr[-3000:]
+        assert json.loads(again.stdout)["counts"] == {"finished": 1}
+        assert read_sweep(out).cells[cell].last_mode == "resume"  # the Run was kept, not started over
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 # -- the storage check: a node that cannot see or write the sweep's folder is named, with the fix -------------------
