@@ -89,7 +89,8 @@ def _cpus() -> int:
     metavar="auto|HOST:PORT",
     default=None,
     help="With --backend ray or --episodes-backend ray: the Ray cluster to use (auto: the one this machine belongs "
-    "to). Default: a private local Ray instance, started and stopped by the sweep and shared by its Runs.",
+    "to; ray://HOST:PORT, Ray Client, for --episodes-backend ray only). Default: a private local Ray instance, "
+    "started and stopped by the sweep and shared by its Runs.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @verbosity_options
@@ -137,6 +138,12 @@ def sweep_command(
     on_ray = backend == "ray" or episodes_backend == "ray"
     if ray_address is not None and not on_ray:
         raise ConfigError(f"--ray-address {ray_address!r} needs --backend ray or --episodes-backend ray")
+    if backend == "ray" and ray_address is not None and ray_address.startswith("ray://"):
+        raise ConfigError(
+            f"--backend ray cannot place Runs through Ray Client (--ray-address {ray_address}): run the sweep on a "
+            "node of the cluster with --ray-address auto (or the head's HOST:PORT); --episodes-backend ray takes "
+            "a ray:// address"
+        )
     cluster = ExecutionBackend("ray", ray_address) if on_ray else None
     if on_ray:
         require_ray()

@@ -81,3 +81,17 @@ def test_a_ray_address_without_the_ray_backend_is_refused_before_anything_starts
     assert done.returncode == 2, done.stderr
     assert "--ray-address 'auto' needs --backend ray or --episodes-backend ray" in done.stderr
     assert not (tmp_path / "out").exists()
+
+
+def test_runs_are_not_placed_through_ray_client_and_nothing_is_created(tmp_path: Path) -> None:
+    from click.testing import CliRunner
+    from evoledger.kernel.cli import cli
+
+    (tmp_path / "s.toml").write_text(SWEEP)
+    out = tmp_path / "out"
+    args = ["sweep", str(tmp_path / "s.toml"), "--out", str(out), "--backend", "ray", "--ray-address", "ray://h:1"]
+    result = CliRunner().invoke(cli, args)
+    assert result.exit_code == 2, result.output
+    assert "--backend ray cannot place Runs through Ray Client (--ray-address ray://h:1)" in result.output
+    assert "--episodes-backend ray takes a ray:// address" in result.output
+    assert not out.exists()

@@ -8,7 +8,6 @@ has a generous deadline; nothing asserts a duration. Plus the storage check, wit
 
 from __future__ import annotations
 
-import contextlib
 import importlib.util
 import json
 import os
@@ -28,6 +27,7 @@ from evoledger.kernel.sweep.record import read_sweep
 from evoledger.ledger.events import SweepCellPlaced
 from evoledger.ledger.store import Ledger
 from evoledger.tests.support.process_tree import wait_until
+from evoledger.tests.support.ray_nodes import ray_nodes
 
 _SUPPORT = Path(__file__).resolve().parents[2] / "support"  # tests/support/session_call.py
 _CLI = [sys.executable, "-m", "evoledger"]
@@ -212,14 +212,6 @@ def test_a_sigkilled_placed_sweep_leaves_no_run_running_and_resumes() -> None:
 # -- the storage check: a node that cannot see or write the sweep's folder is named, with the fix -------------------
 
 
-def _free_port() -> int:
-    import socket
-
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
 @_NEEDS_RAY
 @pytest.mark.catalog
 @pytest.mark.skipif(shutil.which("bwrap") is None, reason="needs bubblewrap for a node with its own mounts")
@@ -228,37 +220,19 @@ def test_a_node_that_does_not_see_the_sweeps_folder_is_refused_before_any_run() 
     an empty tmpfs, as on a machine without the shared file system. The sweep names that node and the fix, exits 2
     and starts no Run."""
     root = Path(tempfile.mkdtemp(prefix="evr-", dir="/tmp"))
-    port = _free_port()
-    ray_start = [sys.executable, "-m", "ray.scripts.scripts", "start", "--num-cpus=1", "--block"]
-    env = {**os.environ, "RAY_USAGE_STATS_ENABLED": "0", "RAY_AUTH_MODE": "disabled"}  # no token on this test cluster
-    started: list[subprocess.Popen[bytes]] = []
-
-    def nodes() -> int:
-        code = f"import ray; ray.init(address='127.0.0.1:{port}'); print(len(ray.nodes()))"
-        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=120)
-        return int(done.stdout.split()[-1]) if done.returncode == 0 and done.stdout.split() else 0
-
-    def start(argv: list[str]) -> None:
-        quiet = {"stdout": subprocess.DEVNULL, "stderr": subprocess.DEVNULL}
-        started.append(subprocess.Popen(argv, env=env, start_new_session=True, **quiet))  # type: ignore[call-overload]
-
     try:
         _sweep_file(root, seeds=(0,))
         (root / "shared").mkdir()
-        start([*ray_start, "--head", f"--port={port}", "--include-dashboard=false", f"--temp-dir={root / 'h'}"])
-        assert wait_until(lambda: nodes() == 1, 180, every=1.0)
         hidden = ["bwrap", "--dev-bind", "/", "/", "--tmpfs", str(root / "shared"), "--die-with-parent"]
-        start([*hidden, *ray_start, f"--address=127.0.0.1:{port}"])
-        assert wait_until(lambda: nodes() == 2, 180, every=1.0)
-        address = f"127.0.0.1:{port}"
-        done = subprocess.run(
-            [*_CLI, "sweep", "study.toml", "--out", "shared/out", "--backend", "ray", "--ray-address", address],
-            cwd=root,
-            capture_output=True,
-            text=True,
-            timeout=600,
-            env=env,
-        )
+        with ray_nodes(root, second_prefix=hidden) as (address, env):
+            done = subprocess.run(
+                [*_CLI, "sweep", "study.toml", "--out", "shared/out", "--backend", "ray", "--ray-address", address],
+                cwd=root,
+                capture_output=True,
+                text=True,
+                timeout=600,
+                env=env,
+            )
         assert done.returncode == 2, done.stderr[-3000:]
         out = root / "shared" / "out"
         assert f"--out {out} is not storage every Ray node can write at the same path" in done.stderr
@@ -267,14 +241,6 @@ def test_a_node_that_does_not_see_the_sweeps_folder_is_refused_before_any_run() 
         assert not (out / "runs").exists()  # no Run started
         assert read_sweep(out).cells[CELLS[0]].attempts == 0
     finally:
-        for process in reversed(started):  # ray start --block stops its node's processes on SIGTERM
-            with contextlib.suppress(ProcessLookupError):
-                os.killpg(process.pid, signal.SIGTERM)
-            try:
-                process.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                os.killpg(process.pid, signal.SIGKILL)
-                process.wait()
         shutil.rmtree(root, ignore_errors=True)
 
 
