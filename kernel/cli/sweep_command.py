@@ -249,6 +249,8 @@ def _sweep(
         return run_argv(cell, run_dir, None if isinstance(chosen, int) else workers, extra), given
 
     plan = plan_sweep(record, cells, run_argv=_run, resume_argv=lambda cell, run_dir: resume_argv(cell, run_dir, extra))
+    if placer is not None:
+        placer.check_cpus({j.cell.name: placer.cpus_of(j.workers, record.run_dir(j.cell.name)) for j in plan.jobs})
     if not as_json:
         skipped = len(cells) - len(plan.jobs)
         note(

@@ -254,6 +254,8 @@ class RunPlacer:
         self._probe = root / PROBE_NAME
         self._task = ray.remote(max_retries=0, retry_exceptions=False)(host_cell)
         self._check = ray.remote(num_cpus=0, max_retries=0)(check_storage)
+        self.largest_node = 0.0
+        """The most CPUs one live node has (known after :meth:`check_nodes`): a Run needing more never starts."""
 
     def __enter__(self) -> RunPlacer:
         self._probe.write_text(self._token, encoding="utf-8")
@@ -268,7 +270,9 @@ class RunPlacer:
         ray = self._ray
         from ray.util.scheduling_strategies import NodeAffinitySchedulingStrategy
 
-        nodes = [n["NodeID"] for n in ray.nodes() if n.get("Alive")]
+        live = [n for n in ray.nodes() if n.get("Alive")]
+        nodes = [n["NodeID"] for n in live]
+        self.largest_node = max((float(n.get("Resources", {}).get("CPU", 0)) for n in live), default=0.0)
         refs = [
             self._check.options(scheduling_strategy=NodeAffinitySchedulingStrategy(node, soft=False)).remote(
                 str(self._probe), self._token, str(self.root / "logs")
@@ -290,6 +294,18 @@ class RunPlacer:
             recorded = None if state is None else state.config.get("workers")
             workers = recorded if isinstance(recorded, int) and recorded > 0 else 1
         return workers
+
+    def check_cpus(self, needs: Mapping[str, float]) -> None:
+        """Refuse (:class:`ConfigError`) cells whose Run needs more CPUs (``needs``: by cell) than any node has: Ray
+        would keep them waiting forever."""
+        over = {cell: n for cell, n in needs.items() if n > self.largest_node}
+        if over:
+            cell, n = next(iter(over.items()))
+            raise ConfigError(
+                f"cell {cell}{f' and {len(over) - 1} more' if len(over) > 1 else ''} needs {n:g} CPUs (its Run's "
+                f"--workers) but the largest node of the Ray cluster has {self.largest_node:g}; set workers in the "
+                "sweep file's [run] to at most that, or add larger nodes"
+            )
 
     def place(self, argv: Sequence[str], log_path: Path, *, cpus: float) -> PlacedRun:
         stream = self._task.options(num_cpus=cpus).remote(

@@ -274,3 +274,24 @@ def test_the_storage_error_names_the_node_and_the_fix(tmp_path: Path) -> None:
     assert "node node-b (10.0.0.8) cannot read X" in text
     assert "NFS" in text
     assert "run the sweep without --backend ray" in text
+
+
+@_NEEDS_RAY
+@pytest.mark.catalog
+def test_a_run_needing_more_cpus_than_any_node_has_is_refused_before_any_run(tmp_path: Path) -> None:
+    """Ray would keep its task waiting forever: the sweep says so up front, with the fix."""
+    (tmp_path / "s.toml").write_text(
+        '[sweep]\nseeds = [0]\n[run]\nworkers = 64\nisolation = "local"\nagent_isolation = "local"\n'
+        '[[benchmark]]\nname = "toy/counter"\n[[agent]]\nname = "baseline"\n'
+    )
+    done = subprocess.run(
+        [*_CLI, "sweep", "s.toml", "--out", "out", "--backend", "ray"],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 2, done.stderr[-3000:]
+    assert "cell toy-counter--baseline--seed-0 needs 64 CPUs (its Run's --workers) but the largest node" in done.stderr
+    assert "set workers in the sweep file's [run] to at most that" in done.stderr
+    assert read_sweep(tmp_path / "out").cells["toy-counter--baseline--seed-0"].attempts == 0
