@@ -168,8 +168,11 @@ class PlacedRun:
         return self.returncode
 
     def _next(self, timeout: float | None) -> dict[str, Any] | None:
-        """The task's next report; None when it has ended without one (raises GetTimeoutError after ``timeout``)."""
+        """The task's next report; None when it has ended without one (:class:`subprocess.TimeoutExpired` when
+        none comes within ``timeout``: the stream is waited on first, since taking its next item blocks)."""
         ray = self._ray
+        if timeout is not None and not ray.wait([self._stream], timeout=timeout)[0]:
+            raise subprocess.TimeoutExpired("ray task", timeout)
         try:
             ref = next(self._stream)
         except StopIteration:
@@ -177,7 +180,7 @@ class PlacedRun:
         try:
             report: dict[str, Any] = ray.get(ref, timeout=timeout)
         except ray.exceptions.GetTimeoutError:
-            raise
+            raise subprocess.TimeoutExpired("ray task", timeout or 0.0) from None
         except ray.exceptions.TaskCancelledError:
             self.failure = "its Ray task was cancelled (the sweep stopped it)"
             return None
@@ -214,10 +217,7 @@ class PlacedRun:
         deadline = None if timeout is None else time.monotonic() + timeout
         while not self._done:
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
-            try:
-                self._take(self._next(left))
-            except self._ray.exceptions.GetTimeoutError:
-                raise subprocess.TimeoutExpired("ray task", timeout or 0.0) from None
+            self._take(self._next(left))
         return self.returncode
 
     def kill(self) -> None:

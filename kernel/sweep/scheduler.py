@@ -281,5 +281,6 @@ def _stop(
                         kill(item.process.pid, signal.SIGKILL)
             item.process.wait()
     for name, item in live.items():
+        _note_placement(record, item, views[name])  # a placement reported after the last poll
         _finish(record, item, views[name], clock, stopping=True)
     live.clear()
