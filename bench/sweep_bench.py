@@ -1,12 +1,15 @@
 """A sweep of 8 small Runs with ``--parallel 2`` against the same 8 Runs one after another, measured in the same run.
 
-Run: ``python bench/sweep_bench.py [--repeat 2] [--budget 4] [--quick]``. The sweep file is 2 Benchmarks
+Run: ``python bench/sweep_bench.py [--repeat 2] [--budget 4] [--quick] [--no-ray]``. The sweep file is 2 Benchmarks
 (``toy/counter``, ``toy/continuous``) x 2 built-in Agents (``baseline``, ``hill-climb``) x 2 seeds, each Run
 ``--workers 1`` with ``local`` isolation, so that only the number of Runs at once differs. For each repetition,
 interleaved, it times as subprocesses:
 
 * ``evoledger sweep --parallel 2`` (8 Runs, two at a time, each in its own process);
 * ``evoledger sweep --parallel 1`` (the same 8 Runs one after another, through the sweep);
+* ``evoledger sweep --parallel 2 --backend ray`` (the same 8 Runs, each placed on a node of a private local Ray
+  instance the sweep starts, two at a time: its time includes Ray's start and the storage probe), when Ray is
+  installed and unless ``--no-ray``;
 * the same 8 ``evoledger run`` commands one after another in a shell-like loop (no sweep at all): the sweep's own cost.
 
 It prints each wall time and the ratios, and the CPU time of the sweep process itself (its start-up, the checks of
@@ -19,6 +22,7 @@ and leaves out the plain ``evoledger run`` loop.
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import os
 import shutil
 import statistics
@@ -73,9 +77,9 @@ def _own_cpu(pid: int) -> float | None:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-def _sweep(root: Path, parallel: int, tag: str, own: list[float]) -> float:
+def _sweep(root: Path, parallel: int, tag: str, own: list[float], *extra: str) -> float:
     """The sweep's wall time; its own CPU time (the sweep process alone, without its Runs) is appended to ``own``."""
-    argv = [*_CLI, "sweep", "sweep.toml", "--out", f"out-{tag}", "--parallel", str(parallel), "-q"]
+    argv = [*_CLI, "sweep", "sweep.toml", "--out", f"out-{tag}", "--parallel", str(parallel), "-q", *extra]
     start = time.perf_counter()
     process = subprocess.Popen(argv, cwd=root, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     cpu = 0.0
@@ -131,8 +135,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--budget", type=int, default=4, help="Episode budget of each Run")
-    parser.add_argument("--quick", action="store_true", help="2 Runs, budget 2, no plain loop: the smoke run")
+    parser.add_argument("--quick", action="store_true", help="2 Runs, budget 2, no plain loop, no Ray: the smoke run")
+    parser.add_argument("--no-ray", action="store_true", help="leave out the sweep placed on Ray")
     args = parser.parse_args()
+    on_ray = not (args.quick or args.no_ray) and importlib.util.find_spec("ray") is not None
     seeds = [0] if args.quick else [0, 1]
     benchmarks = ["toy/counter"] if args.quick else ["toy/counter", "toy/continuous"]
     budget = 2 if args.quick else args.budget
@@ -141,22 +147,33 @@ def main() -> None:
     try:
         tables = "".join(f'[[benchmark]]\nname = "{name}"\n\n' for name in benchmarks)
         (root / "sweep.toml").write_text(SWEEP.format(seeds=seeds, budget=budget, benchmarks=tables))
-        times: dict[str, list[float]] = {"parallel 2": [], "parallel 1": [], "plain runs": []}
+        times: dict[str, list[float]] = {"parallel 2": [], "parallel 1": [], "plain runs": [], "ray 2": []}
         own: list[float] = []
         for n in range(args.repeat):
             times["parallel 2"].append(_sweep(root, 2, f"p2-{n}", own))
             times["parallel 1"].append(_sweep(root, 1, f"p1-{n}", own))
+            if on_ray:
+                times["ray 2"].append(_sweep(root, 2, f"r2-{n}", [], "--backend", "ray"))
             if not args.quick:
                 times["plain runs"].append(_plain_runs(root, benchmarks, seeds, budget, str(n)))
             p2_n, p1_n = times["parallel 2"][-1], times["parallel 1"][-1]
             plain_text = f", {runs} x evoledger run {times['plain runs'][-1]:.1f} s" if times["plain runs"] else ""
+            ray_n = times["ray 2"][-1] if times["ray 2"] else None
+            ray_text = f", placed on Ray {ray_n:.1f} s ({ray_n / p2_n:.2f}x --parallel 2)" if ray_n else ""
             print(
-                f"round {n + 1}: --parallel 2 {p2_n:.1f} s, --parallel 1 {p1_n:.1f} s ({p1_n / p2_n:.2f}x){plain_text}"
+                f"round {n + 1}: --parallel 2 {p2_n:.1f} s, --parallel 1 {p1_n:.1f} s ({p1_n / p2_n:.2f}x)"
+                f"{ray_text}{plain_text}"
             )
         p2, p1 = (statistics.median(times[k]) for k in ("parallel 2", "parallel 1"))
         print(f"{runs} Runs, budget {budget}, {os.cpu_count()} CPUs, medians over {args.repeat} round(s):")
         print(f"  --parallel 2 / one after another: {p1 / p2:.2f}x faster ({p2:.1f} s vs {p1:.1f} s)")
         print(f"  the sweep process's own CPU: {min(own):.2f}-{max(own):.2f} s per sweep of {runs} Runs (without them)")
+        if times["ray 2"]:
+            ray2 = statistics.median(times["ray 2"])
+            print(
+                f"  --parallel 2 --backend ray / --parallel 2 local: {ray2 / p2:.2f}x the time ({ray2:.1f} s vs "
+                f"{p2:.1f} s; Ray's start and the storage probe included)"
+            )
         if times["plain runs"]:
             plain = statistics.median(times["plain runs"])
             ratio = p1 / plain

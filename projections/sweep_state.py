@@ -1,8 +1,8 @@
 """The state of a sweep, folded from its log: its cells, and each cell's attempts and last outcome.
 
-A pure fold over the sweep's Events (``sweep-created``, ``sweep-cell-started``, ``sweep-cell-ended``); any other kind
-is counted and otherwise ignored. Whether a cell's Run is finished is decided from the Run's own ledger (the truth
-about that Run); this state says what the sweep saw and did.
+A pure fold over the sweep's Events (``sweep-created``, ``sweep-cell-started``, ``sweep-cell-placed``,
+``sweep-cell-ended``); any other kind is counted and otherwise ignored. Whether a cell's Run is finished is decided
+from the Run's own ledger (the truth about that Run); this state says what the sweep saw and did.
 """
 
 from __future__ import annotations
@@ -12,7 +12,14 @@ from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 
 from evoledger.ledger.errors import IntegrityError
-from evoledger.ledger.events import EventBase, SweepCell, SweepCellEnded, SweepCellStarted, SweepCreated
+from evoledger.ledger.events import (
+    EventBase,
+    SweepCell,
+    SweepCellEnded,
+    SweepCellPlaced,
+    SweepCellStarted,
+    SweepCreated,
+)
 
 __all__ = ["CellHistory", "SweepState", "fold_sweep"]
 
@@ -27,6 +34,8 @@ class CellHistory:
     running: bool = False
     """An attempt started and no end is recorded (the sweep itself was killed before it could record one)."""
     last_end: SweepCellEnded | None = None
+    placed: SweepCellPlaced | None = None
+    """Where the last attempt placed on a Ray cluster ran (None: no attempt was placed, or the last one was not)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,12 +68,16 @@ def fold_sweep(events: Iterable[EventBase], state: SweepState | None = None) -> 
             continue
         if created is None:
             raise IntegrityError(f"the sweep log's event {count} ({event.kind}) comes before sweep-created")
-        if isinstance(event, SweepCellStarted | SweepCellEnded):
+        if isinstance(event, SweepCellStarted | SweepCellPlaced | SweepCellEnded):
             history = cells.get(event.cell)
             if history is None:
                 raise IntegrityError(f"the sweep log names cell {event.cell!r}, which sweep-created does not declare")
             if isinstance(event, SweepCellStarted):
-                cells[event.cell] = replace(history, attempts=event.attempt, last_mode=event.mode, running=True)
+                cells[event.cell] = replace(
+                    history, attempts=event.attempt, last_mode=event.mode, running=True, placed=None
+                )
+            elif isinstance(event, SweepCellPlaced):
+                cells[event.cell] = replace(history, placed=event)
             else:
                 cells[event.cell] = replace(history, running=False, last_end=event)
     return SweepState(created=created, cells=MappingProxyType(cells), events=count)

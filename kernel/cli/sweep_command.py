@@ -2,28 +2,33 @@
 
 from __future__ import annotations
 
+import logging
 import os
+import signal
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import click
-from evoledger.kernel.cli.backend_options import backend_options, chosen_backend
 from evoledger.kernel.cli.main import INTERRUPTED, Terminated
 from evoledger.kernel.cli.options import echo_json
 from evoledger.kernel.cli.progress import note, verbosity, verbosity_options
 from evoledger.kernel.cli.sweep_argv import resume_argv, run_argv
 from evoledger.kernel.cli.terminal_text import printable
-from evoledger.kernel.execution.backend import ExecutionBackend, shared_backend
+from evoledger.kernel.execution.backend import BACKENDS, ExecutionBackend, require_ray, shared_backend
 from evoledger.kernel.sweep.cells import check_cells, expand
 from evoledger.kernel.sweep.plan import plan_sweep
 from evoledger.kernel.sweep.record import SweepRecord
 from evoledger.kernel.sweep.scheduler import CellView, run_cells
 from evoledger.kernel.sweep.spec import read_sweep_file
+from evoledger.ledger.errors import ConfigError, InfraError
 from evoledger.ledger.events import SweepCell
 from rich.console import Console
 from rich.table import Table
+
+if TYPE_CHECKING:
+    from evoledger.kernel.sweep.ray_placement import RunPlacer
 
 __all__ = ["SWEEP_FAILED", "sweep_command"]
 
@@ -63,11 +68,40 @@ def _cpus() -> int:
     default=None,
     help="Runs at once, each in its own process [default: the CPUs available, at most one per cell].",
 )
-@backend_options
+@click.option(
+    "--backend",
+    type=click.Choice(list(BACKENDS)),
+    default="local",
+    show_default=True,
+    help="Where the Runs run: processes on this machine, or each placed on a node of a Ray cluster (pip install "
+    "'evoledger[ray]'); OUT must then be on storage every node writes at the same path.",
+)
+@click.option(
+    "--episodes-backend",
+    type=click.Choice(list(BACKENDS)),
+    default="local",
+    show_default=True,
+    help="Where each Run's Episodes run: worker processes next to the Run (on its node), or Ray actors of the same "
+    "cluster.",
+)
+@click.option(
+    "--ray-address",
+    metavar="auto|HOST:PORT",
+    default=None,
+    help="With --backend ray or --episodes-backend ray: the Ray cluster to use (auto: the one this machine belongs "
+    "to; ray://HOST:PORT, Ray Client, for --episodes-backend ray only). Default: a private local Ray instance, "
+    "started and stopped by the sweep and shared by its Runs.",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print the result as JSON.")
 @verbosity_options
 def sweep_command(
-    sweep_file: Path, out: Path, parallel: int | None, backend: str, ray_address: str | None, as_json: bool
+    sweep_file: Path,
+    out: Path,
+    parallel: int | None,
+    backend: str,
+    episodes_backend: str,
+    ray_address: str | None,
+    as_json: bool,
 ) -> None:
     """Run every cell of a sweep file (Benchmarks x Agents x seeds), one Run each, several at once; resumable.
 
@@ -97,10 +131,22 @@ def sweep_command(
     Examples:
       evoledger sweep study.toml --out sweeps/study --parallel 4
       evoledger sweep study.toml --out sweeps/study          # again: continues where it stopped
-      evoledger sweep study.toml --out sweeps/study --backend ray   # every Run's Episodes on one Ray instance
+      evoledger sweep study.toml --out /shared/study --backend ray   # each Run on a node of a Ray cluster
+      evoledger sweep study.toml --out sweeps/study --episodes-backend ray   # Runs here, Episodes on Ray
       evoledger report sweeps/study --out study.html
     """
-    episodes_on = chosen_backend(backend, ray_address)
+    on_ray = backend == "ray" or episodes_backend == "ray"
+    if ray_address is not None and not on_ray:
+        raise ConfigError(f"--ray-address {ray_address!r} needs --backend ray or --episodes-backend ray")
+    if backend == "ray" and ray_address is not None and ray_address.startswith("ray://"):
+        raise ConfigError(
+            f"--backend ray cannot place Runs through Ray Client (--ray-address {ray_address}): run the sweep on a "
+            "node of the cluster with --ray-address auto (or the head's HOST:PORT); --episodes-backend ray takes "
+            "a ray:// address"
+        )
+    cluster = ExecutionBackend("ray", ray_address) if on_ray else None
+    if on_ray:
+        require_ray()
     spec, text = read_sweep_file(sweep_file)
     cells = expand(spec, text)
     check_cells(spec, text)
@@ -109,17 +155,69 @@ def sweep_command(
     workers = max(1, cpus // at_once)
     console = Console(stderr=True)
     record = SweepRecord.open(
-        out, sweep_id=spec.name_or(sweep_file), cells=cells, source=text, source_name=str(sweep_file)
+        out.absolute() if backend == "ray" else out,  # the same path on every node, whatever its working directory
+        sweep_id=spec.name_or(sweep_file),
+        cells=cells,
+        source=text,
+        source_name=str(sweep_file),
     )
     try:
-        with shared_backend(episodes_on, cpus=cpus) as shared:
-            views = _sweep(
-                record, cells, shared, sweep_file, out, console, at_once=at_once, workers=workers, as_json=as_json
-            )
+        terminate = signal.getsignal(signal.SIGTERM)
+        with shared_backend(cluster, cpus=cpus) as shared:
+            signal.signal(signal.SIGTERM, terminate)  # ray.init took SIGTERM: the sweep stops its Runs first
+            episodes = shared if episodes_backend == "ray" else None
+            with _placer(shared if backend == "ray" else None, record, episodes_on_ray=episodes is not None) as placer:
+                views = _sweep(
+                    record,
+                    cells,
+                    episodes,
+                    sweep_file,
+                    out,
+                    console,
+                    at_once=at_once,
+                    workers=workers,
+                    as_json=as_json,
+                    placer=placer,
+                )
         sweep_id = record.state.sweep_id
     finally:
         record.close()
     _report(out, sweep_id, cells, views, as_json=as_json)
+
+
+@contextmanager
+def _placer(
+    cluster: ExecutionBackend | None, record: SweepRecord, *, episodes_on_ray: bool
+) -> Iterator[RunPlacer | None]:
+    """Places the Runs on the Ray cluster ``cluster`` (None: Runs on this machine), once every node is seen to write
+    the sweep's folder; connects to it unless this process already is (the private instance it started)."""
+    if cluster is None:
+        yield None
+        return
+    import importlib
+
+    from evoledger.kernel.sweep.ray_placement import RunPlacer
+
+    ray = importlib.import_module("ray")
+    connected = False
+    if not ray.is_initialized():
+        terminate = signal.getsignal(signal.SIGTERM)
+        try:
+            ray.init(address=cluster.ray_address, log_to_driver=False, logging_level=logging.ERROR)
+        except (ConnectionError, RuntimeError, ValueError) as exc:
+            raise InfraError(
+                f"cannot connect to the Ray cluster at --ray-address {cluster.ray_address}: {exc}"
+            ) from None
+        finally:
+            signal.signal(signal.SIGTERM, terminate)
+        connected = True
+    try:
+        with RunPlacer(ray, record.root, episodes_on_ray=episodes_on_ray) as placer:
+            placer.check_nodes()
+            yield placer
+    finally:
+        if connected:
+            ray.shutdown()
 
 
 def _backend_flags(backend: ExecutionBackend | None) -> tuple[str, ...]:
@@ -140,6 +238,7 @@ def _sweep(
     at_once: int,
     workers: int,
     as_json: bool,
+    placer: RunPlacer | None = None,
 ) -> Mapping[str, CellView]:
     """Start, resume or skip each cell, showing progress; the cells' views at the end."""
     extra = _backend_flags(backend)
@@ -150,6 +249,8 @@ def _sweep(
         return run_argv(cell, run_dir, None if isinstance(chosen, int) else workers, extra), given
 
     plan = plan_sweep(record, cells, run_argv=_run, resume_argv=lambda cell, run_dir: resume_argv(cell, run_dir, extra))
+    if placer is not None:
+        placer.check_cpus({j.cell.name: placer.cpus_of(j.workers, record.run_dir(j.cell.name)) for j in plan.jobs})
     if not as_json:
         skipped = len(cells) - len(plan.jobs)
         note(
@@ -158,10 +259,14 @@ def _sweep(
             f"{plan.count('run')} to start, {plan.count('resume')} to resume, {skipped} finished before",
         )
         note(console, f"{at_once} at once, --workers {workers} each unless the sweep file sets workers")
+        if placer is not None:
+            note(
+                console, "Runs placed on the Ray cluster's nodes; their run directories and logs in the sweep's folder"
+            )
         if extra:
             note(console, f"Episodes on Ray: {' '.join(printable(word) for word in extra)}")
     with _display(console, plan.views, as_json=as_json) as tick, _hint_on_interrupt(sweep_file, out, console):
-        run_cells(record, plan.jobs, plan.views, parallel=at_once, on_tick=tick)
+        run_cells(record, plan.jobs, plan.views, parallel=at_once, on_tick=tick, placer=placer)
     return plan.views
 
 
@@ -233,6 +338,7 @@ def _cell_json(out: Path, cell: SweepCell, view: CellView) -> dict[str, Any]:
         "budget_used": view.budget_used,
         "budget_total": view.budget_total,
         "exit_code": view.exit_code,
+        "node": view.node,
         "seconds": None if view.seconds is None else round(view.seconds, 3),
     }
 
@@ -257,7 +363,8 @@ def _live_rows(views: Mapping[str, CellView], room: int) -> tuple[list[CellView]
 
 def _table(views: Mapping[str, CellView], *, title: str, room: int | None = None) -> Table:
     table = Table(title=printable(title), show_edge=False, pad_edge=False)
-    for column in ("cell", "state", "budget", "best", "assessed", "time"):
+    placed = any(view.node for view in views.values())  # Runs on Ray nodes: which node ran each
+    for column in ("cell", "state", "budget", "best", "assessed", "time", *(("node",) if placed else ())):
         table.add_column(column, no_wrap=column in ("cell", "state"))
     shown, summary = (list(views.values()), "") if room is None else _live_rows(views, room)
     if summary:
@@ -278,6 +385,7 @@ def _table(views: Mapping[str, CellView], *, title: str, room: int | None = None
             _score(view.best_public),
             _score(view.assessment),
             f"{seconds:.0f} s" if isinstance(seconds, float) else when,
+            *((printable(view.node or ""),) if placed else ()),
         )
     return table
 
@@ -297,10 +405,12 @@ def _display(console: Console, views: Mapping[str, CellView], *, as_json: bool) 
         if as_json or verbosity() < 0:
             return
         for view in views.values():
-            if view.state in ("waiting", "done earlier") or shown.get(view.name) == view.state:
+            seen = f"{view.state} {view.node}"
+            if view.state in ("waiting", "done earlier") or shown.get(view.name) == seen:
                 continue
-            shown[view.name] = view.state
+            shown[view.name] = seen
             tail = f" ({view.reason})" if view.state == "ended" else ""
+            tail += f" on {view.node}" if view.node else ""
             score = f", assessment {_score(view.assessment)}" if view.assessment is not None else ""
             console.print(f"{view.name}: {view.state}{tail}{score}", highlight=False, markup=False, soft_wrap=True)
 

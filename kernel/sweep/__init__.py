@@ -2,7 +2,8 @@
 
 ``spec`` reads and checks the sweep file; ``cells`` expands it into one cell per Run; ``record`` is the sweep's own
 ledger and its directory; ``plan`` decides, from each Run's own ledger, which cells to start, resume or skip;
-``scheduler`` runs them, each in its own process. ``evoledger sweep`` (``kernel/cli/sweep_command.py``) ties them up.
+``scheduler`` runs them, each in its own process (or, with ``ray_placement``, each started by a Ray task on a
+cluster node). ``evoledger sweep`` (``kernel/cli/sweep_command.py``) ties them up.
 
 Every name is imported on first use (PEP 562): ``report`` and ``export`` only ask whether a folder is a sweep.
 """
@@ -16,6 +17,7 @@ from evoledger.ledger.lazy_exports import lazy_exports
 if TYPE_CHECKING:
     from evoledger.kernel.sweep.cells import check_cells, expand, run_config_of
     from evoledger.kernel.sweep.plan import SweepPlan, plan_sweep
+    from evoledger.kernel.sweep.ray_placement import RunPlacer, SharedStorageError
     from evoledger.kernel.sweep.record import (
         LOGS_DIR,
         RUNS_DIR,
@@ -35,8 +37,10 @@ __all__ = [
     "RUNS_DIR",
     "CellJob",
     "CellView",
+    "RunPlacer",
     "RunSnapshot",
     "RunWatcher",
+    "SharedStorageError",
     "SweepFile",
     "SweepFileError",
     "SweepPlan",
@@ -58,8 +62,10 @@ _LAZY: Final = {
     "RUNS_DIR": "evoledger.kernel.sweep.record",
     "CellJob": "evoledger.kernel.sweep.scheduler",
     "CellView": "evoledger.kernel.sweep.scheduler",
+    "RunPlacer": "evoledger.kernel.sweep.ray_placement",
     "RunSnapshot": "evoledger.kernel.sweep.record",
     "RunWatcher": "evoledger.kernel.sweep.record",
+    "SharedStorageError": "evoledger.kernel.sweep.ray_placement",
     "SweepFile": "evoledger.kernel.sweep.spec",
     "SweepFileError": "evoledger.kernel.sweep.spec",
     "SweepPlan": "evoledger.kernel.sweep.plan",

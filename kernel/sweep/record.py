@@ -3,7 +3,7 @@
 ::
 
     DIR/
-      ledger.sqlite, ledger.head   the sweep's log (sweep-created, sweep-cell-started, sweep-cell-ended)
+      ledger.sqlite, ledger.head   the sweep's log (sweep-created, sweep-cell-started, -placed, -ended)
       runs/<cell>/                 each cell's Run: a run directory like any other (its own ledger)
       logs/<cell>.log              what each of the cell's processes printed, attempt after attempt
 
@@ -28,6 +28,7 @@ from evoledger.ledger.events import (
     SweepCell,
     SweepCellEnded,
     SweepCellOutcome,
+    SweepCellPlaced,
     SweepCellStarted,
     SweepCreated,
 )
@@ -214,6 +215,10 @@ class SweepRecord:
         self._append(SweepCellStarted(cell=cell, mode=mode, attempt=attempt, workers=workers))  # type: ignore[arg-type]
         return attempt
 
+    def placed(self, event: SweepCellPlaced) -> None:
+        """Record where a cell's process placed on a Ray cluster runs."""
+        self._append(event)
+
     def ended(
         self, cell: str, outcome: SweepCellOutcome, run: RunSnapshot, *, exit_code: int | None, message: str = ""
     ) -> SweepCellEnded:
@@ -234,7 +239,7 @@ class SweepRecord:
         self._append(event)
         return event
 
-    def _append(self, event: SweepCellStarted | SweepCellEnded) -> None:
+    def _append(self, event: SweepCellStarted | SweepCellPlaced | SweepCellEnded) -> None:
         self._ledger.append([event])
         self.state = fold_sweep([event], self.state)
 

@@ -76,6 +76,7 @@ from evoledger.ledger.events.sweep import (
     SweepCell,
     SweepCellEnded,
     SweepCellOutcome,
+    SweepCellPlaced,
     SweepCellStarted,
     SweepCreated,
 )
@@ -158,6 +159,7 @@ __all__ = [
     "SweepCell",
     "SweepCellEnded",
     "SweepCellOutcome",
+    "SweepCellPlaced",
     "SweepCellStarted",
     "SweepCreated",
     "Upcaster",

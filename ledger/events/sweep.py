@@ -4,7 +4,8 @@ A sweep (``evoledger sweep SWEEP.toml --out DIR``) records these in its own ledg
 machinery as a Run; each cell's Run keeps its own ledger under ``DIR/runs/<cell>/``, which stays the truth about that
 Run. The sweep's log says which Run is which cell, every attempt at running it (a new Run or a ``resume``) and what
 each attempt ended with, including the Run's head hash at that moment, so the sweep record names the exact prefix of
-each Run's log it saw. All of it is Host-only: no Agent ever sees a sweep.
+each Run's log it saw; when the sweep places its Runs on a Ray cluster (``--backend ray``), also the node that ran
+each attempt. All of it is Host-only: no Agent ever sees a sweep.
 """
 
 from __future__ import annotations
@@ -29,7 +30,15 @@ from evoledger.ledger.events.run import RunEndReason
 from evoledger.ledger.records import Visibility
 from pydantic import Field, StringConstraints
 
-__all__ = ["CellName", "SweepCell", "SweepCellEnded", "SweepCellOutcome", "SweepCellStarted", "SweepCreated"]
+__all__ = [
+    "CellName",
+    "SweepCell",
+    "SweepCellEnded",
+    "SweepCellOutcome",
+    "SweepCellPlaced",
+    "SweepCellStarted",
+    "SweepCreated",
+]
 
 CellName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$")]
 """A cell's name, which is also its Run's directory name under ``runs/`` (and so its Run id)."""
@@ -85,6 +94,27 @@ class SweepCellStarted(EventBase):
     """1 for the cell's first process, then one more for each later one (across every invocation of the sweep)."""
     workers: Positive | None = None
     """The ``--workers`` it was given (a new Run only; a resumed Run keeps its recorded workers)."""
+
+
+class SweepCellPlaced(EventBase):
+    """Records where a cell's process runs when the sweep placed it on a Ray cluster: the node that took it (after
+    that node confirmed it sees the sweep's folder) and the process id there. Recorded after ``sweep-cell-started``
+    of the same attempt; a sweep whose Runs run on the sweep's own machine records none."""
+
+    kind: Literal["sweep-cell-placed"] = "sweep-cell-placed"
+    version: Literal[1] = 1
+    visibility: ClassVar[Visibility] = "host"
+
+    cell: CellName
+    attempt: Positive
+    """The attempt (as ``sweep-cell-started`` numbers it) that runs there."""
+    node_id: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{1,128}$")]
+    """Ray's id of the node."""
+    hostname: Annotated[str, StringConstraints(min_length=1, max_length=255)]
+    address: Annotated[str, StringConstraints(max_length=255)] = ""
+    """The node's IP address as Ray knows it."""
+    pid: Positive
+    """The process id of the cell's ``evoledger run`` or ``resume`` on that node."""
 
 
 class SweepCellEnded(EventBase):

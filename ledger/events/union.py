@@ -32,7 +32,7 @@ from evoledger.ledger.events.submissions import (
     SubmissionAccepted,
     SubmissionRejected,
 )
-from evoledger.ledger.events.sweep import SweepCellEnded, SweepCellStarted, SweepCreated
+from evoledger.ledger.events.sweep import SweepCellEnded, SweepCellPlaced, SweepCellStarted, SweepCreated
 from evoledger.ledger.records import Visibility
 from pydantic import ConfigDict, Field, TypeAdapter
 
@@ -74,6 +74,7 @@ Event = Annotated[
     | EvaluationFinished
     | SweepCreated
     | SweepCellStarted
+    | SweepCellPlaced
     | SweepCellEnded,
     Field(discriminator="kind"),
 ]
@@ -141,6 +142,7 @@ EVENT_TYPES: Final[Mapping[str, type[EventBase]]] = event_types(
         EvaluationFinished,
         SweepCreated,
         SweepCellStarted,
+        SweepCellPlaced,
         SweepCellEnded,
     ]
 )

@@ -47,6 +47,7 @@ from evoledger.ledger.events import (
     SubmissionRejected,
     SweepCell,
     SweepCellEnded,
+    SweepCellPlaced,
     SweepCellStarted,
     SweepCreated,
     ValidationEpisodeFinished,
@@ -411,6 +412,15 @@ STRATEGIES: dict[type[EventBase], st.SearchStrategy[Any]] = {
         run_events=counts,
         message=texts,
     ),
+    SweepCellPlaced: st.builds(
+        SweepCellPlaced,
+        cell=cell_names,
+        attempt=positives,
+        node_id=st.from_regex(r"[0-9a-f]{1,56}", fullmatch=True),
+        hostname=st.text(min_size=1, max_size=20),
+        address=st.text(max_size=20),
+        pid=positives,
+    ),
 }
 any_event = st.one_of(*STRATEGIES.values())
 
@@ -439,7 +449,7 @@ def raw_row(kind: str, payload: bytes, *, version: int = 1, visibility: Visibili
 
 def test_strategies_cover_every_kind() -> None:
     assert set(STRATEGIES) == set(EVENT_TYPES.values())
-    assert len(EVENT_TYPES) == 27
+    assert len(EVENT_TYPES) == 28
 
 
 def test_declared_visibility_of_every_kind() -> None:
@@ -470,6 +480,7 @@ def test_declared_visibility_of_every_kind() -> None:
         "evaluation-finished": "host",
         "sweep-created": "host",
         "sweep-cell-started": "host",
+        "sweep-cell-placed": "host",
         "sweep-cell-ended": "host",
     }
     assert {kind: visibility_of(kind) for kind in EVENT_TYPES} == expected

@@ -7,6 +7,7 @@ from evoledger.ledger.canonical import digest_of
 from evoledger.ledger.events import (
     SweepCell,
     SweepCellEnded,
+    SweepCellPlaced,
     SweepCellStarted,
     SweepCreated,
     from_stored,
@@ -56,11 +57,25 @@ GOLDEN = [
         b'"run_head_hash":"sha256:9f2e6d33a3717ee826353a404ba4618d1aeeb6879ad7936bce8ed5f46814924d",'
         b'"selected_submission_id":"submission-000001"}',
     ),
+    (
+        SweepCellPlaced(
+            cell="toy-counter--baseline--seed-0",
+            attempt=2,
+            node_id="6fab48db1d610c66bac9949ae3deec3f06c9dbb737e85ac678f7914e",
+            hostname="node-a",
+            address="10.0.0.7",
+            pid=4242,
+        ),
+        b'{"address":"10.0.0.7","attempt":2,"cell":"toy-counter--baseline--seed-0","hostname":"node-a",'
+        b'"node_id":"6fab48db1d610c66bac9949ae3deec3f06c9dbb737e85ac678f7914e","pid":4242}',
+    ),
 ]
 
 
 @pytest.mark.parametrize(("event", "payload"), GOLDEN, ids=[e.kind for e, _ in GOLDEN])
-def test_golden_payloads_round_trip(event: SweepCreated | SweepCellStarted | SweepCellEnded, payload: bytes) -> None:
+def test_golden_payloads_round_trip(
+    event: SweepCreated | SweepCellStarted | SweepCellEnded | SweepCellPlaced, payload: bytes
+) -> None:
     pending = to_pending(event)
     assert pending.payload == payload
     assert pending.visibility == "host"
@@ -103,3 +118,37 @@ def test_a_sweep_has_at_least_one_cell_and_an_outcome_is_one_of_four() -> None:
         SweepCreated(sweep_id="s", source_digest=digest_of(b""), cells=())
     with pytest.raises(ValidationError):
         SweepCellEnded.model_validate({"cell": "c", "outcome": "skipped"})
+
+
+def _stored(chain: list[StoredEvent], kind: str, payload: bytes) -> StoredEvent:
+    prev = chain[-1].hash if chain else GENESIS_HASH
+    return StoredEvent(
+        seq=len(chain),
+        kind=kind,
+        version=1,
+        visibility="host",
+        payload=payload,
+        prev_hash=prev,
+        hash=chain_hash(prev, kind, 1, "host", payload),
+        recorded_at="2024-01-01T00:00:00Z",
+    )
+
+
+def test_a_sweep_log_recorded_before_placement_existed_still_folds() -> None:
+    """The bytes a sweep wrote before sweep-cell-placed existed (its three kinds, as stored) fold as they did: no cell
+    placed; a placed attempt is folded onto the cell, and the next attempt's start forgets it."""
+    from evoledger.projections.sweep_state import fold_sweep
+
+    chain: list[StoredEvent] = []
+    for event, payload in GOLDEN[:3]:
+        chain.append(_stored(chain, event.kind, payload))
+    old = fold_sweep(from_stored(row) for row in chain)
+    cell = old.cells["toy-counter--baseline--seed-0"]
+    assert (cell.attempts, cell.last_mode, cell.running, cell.placed) == (2, "resume", False, None)
+    assert cell.last_end == GOLDEN[2][0]
+    placed, payload = GOLDEN[3]
+    chain.append(_stored(chain, placed.kind, payload))
+    with_placement = fold_sweep(from_stored(row) for row in chain)
+    assert with_placement.cells[cell.cell.name].placed == placed
+    again = fold_sweep([SweepCellStarted(cell=cell.cell.name, mode="resume", attempt=3)], with_placement)
+    assert again.cells[cell.cell.name].placed is None
