@@ -19,7 +19,7 @@ pytestmark = [
     pytest.mark.catalog,
     pytest.mark.skipif(
         importlib.util.find_spec("ray") is None or importlib.util.find_spec("grpc") is None,
-        reason="needs Ray with its client: pip install 'ray[client]'",
+        reason="needs Ray with its client: pip install 'evoledger[ray]'",
     ),
 ]
 
