@@ -68,6 +68,7 @@ HEURISTICS: Final = {
     "adroit-door": "robotics-adroit-posture-heuristic",
     "adroit-relocate": "robotics-adroit-posture-heuristic",
     "point-maze-umaze": "robotics-point-maze-heuristic",
+    "hand-reach": "robotics-hand-reach-heuristic",
 }
 """The profiles that ship a heuristic Program, and which; every profile shares the zero-action ``robotics-baseline``."""
 
