@@ -64,6 +64,7 @@ EXTRA: Final = Extra("robotics", ("gymnasium_robotics",))
 HEURISTICS: Final = {
     "fetch-reach": "robotics-fetch-reach-heuristic",
     "fetch-push": "robotics-fetch-push-heuristic",
+    "fetch-slide": "robotics-fetch-slide-heuristic",
     "fetch-pick-and-place": "robotics-fetch-pick-and-place-heuristic",
     "adroit-door": "robotics-adroit-posture-heuristic",
     "adroit-relocate": "robotics-adroit-posture-heuristic",
