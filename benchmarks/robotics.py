@@ -70,6 +70,7 @@ HEURISTICS: Final = {
     "adroit-relocate": "robotics-adroit-posture-heuristic",
     "point-maze-umaze": "robotics-point-maze-heuristic",
     "hand-reach": "robotics-hand-reach-heuristic",
+    "franka-kitchen": "robotics-franka-kitchen-heuristic",
 }
 """The profiles that ship a heuristic Program, and which; every profile shares the zero-action ``robotics-baseline``."""
 
