@@ -67,6 +67,7 @@ HEURISTICS: Final = {
     "fetch-slide": "robotics-fetch-slide-heuristic",
     "fetch-pick-and-place": "robotics-fetch-pick-and-place-heuristic",
     "adroit-door": "robotics-adroit-posture-heuristic",
+    "adroit-hammer": "robotics-adroit-hammer-heuristic",
     "adroit-relocate": "robotics-adroit-posture-heuristic",
     "point-maze-umaze": "robotics-point-maze-heuristic",
     "hand-reach": "robotics-hand-reach-heuristic",
