@@ -29,12 +29,12 @@ pytestmark = [
 
 CLI = [sys.executable, "-c", "import sys; from evoledger.kernel.cli import main; sys.exit(main())"]
 SMALL = ("--episode-budget", "4", "--validation-episodes", "1", "--assessment-episodes", "1")
-MIN_SCORE = {"hand-reach": 0.25, "fetch-slide": 0.25, "franka-kitchen": 2.0, "adroit-hammer": 50.0}
+MIN_SCORE = {"hand-reach": 0.25, "fetch-slide": 0.25, "franka-kitchen": 3.0, "adroit-hammer": 50.0}
 MIN_SCORE |= {"adroit-door": -1e5, "adroit-relocate": -1e5}  # these only must not fail (a failure counts -1e6)
 """The least ``evaluate --episodes 4`` score each heuristic must reach, 0.75 when not listed: the success-rate
 heuristics solved every Episode we tried (40 of 40 at seed 11) except hand-reach and fetch-slide (0.25 and 0.5
 measured here, 0.06 to 0.4 at other seeds: the physics is deterministic given the seed, so the measured score
-repeats); the kitchen completes its two tasks every time; the hammer's zero-action baseline scores about -230."""
+repeats); the kitchen completes its three tasks every time; the hammer's zero-action baseline scores about -230."""
 
 
 @pytest.fixture
