@@ -34,10 +34,15 @@ kitchen ``tasks_completed`` and one ``done_<task>`` flag per task. The same quan
 ``trace.jsonl`` shows them step by step.
 
 **Programs**: every profile shares the zero-action baseline. FetchReach, FetchPush, FetchPickAndPlace and PointMaze
-ship a heuristic (:data:`HEURISTICS`) that solved every Episode we tried; Adroit door and relocate ship a fixed
-reaching posture that raises the dense return (it solves nothing). The other profiles (FetchSlide, AntMaze, Adroit
-hammer and pen, Shadow Hand, the kitchen) ship the baseline only: no heuristic beats it yet (a fixed posture found
-the same way did not hold on other seeds for the pen, and gained almost nothing on the hammer).
+ship a heuristic (:data:`HEURISTICS`) that solved every Episode we tried; FetchSlide's (push the puck up to the
+speed that slides it onto the target) and HandReach's (hold the resting joints, bring the thumb and one finger
+together from calibrated postures) succeed in 6 to 40 % of Episodes, against 0 for the baseline. Adroit door and
+relocate ship a fixed reaching posture that raises the dense return (it solves nothing); Adroit hammer grips the
+hammer and lifts it (the lift bonus; the nail is not driven). The kitchen's heuristic follows joint-space waypoints
+that turn the bottom burner's knob and the light switch and slide the cabinet open (3 of 7 tasks, every time).
+AntMaze, Adroit pen and the nine Shadow-hand manipulation profiles ship the baseline only: no heuristic beats it
+yet (a fixed posture did not hold on other seeds for the pen, and turning the pen with the wrist toward its
+target lowered the mean return).
 """
 
 from __future__ import annotations
@@ -64,10 +69,14 @@ EXTRA: Final = Extra("robotics", ("gymnasium_robotics",))
 HEURISTICS: Final = {
     "fetch-reach": "robotics-fetch-reach-heuristic",
     "fetch-push": "robotics-fetch-push-heuristic",
+    "fetch-slide": "robotics-fetch-slide-heuristic",
     "fetch-pick-and-place": "robotics-fetch-pick-and-place-heuristic",
     "adroit-door": "robotics-adroit-posture-heuristic",
+    "adroit-hammer": "robotics-adroit-hammer-heuristic",
     "adroit-relocate": "robotics-adroit-posture-heuristic",
     "point-maze-umaze": "robotics-point-maze-heuristic",
+    "hand-reach": "robotics-hand-reach-heuristic",
+    "franka-kitchen": "robotics-franka-kitchen-heuristic",
 }
 """The profiles that ship a heuristic Program, and which; every profile shares the zero-action ``robotics-baseline``."""
 
