@@ -1,50 +1,37 @@
-"""Heuristic Policy for ``vizdoom/predict-position``: watch the monster, turn to where it will be, fire the rocket.
+"""Heuristic Policy for ``vizdoom/predict-position``: hold still, time the monster's pass, fire where it will be.
 
-Perception: while the Policy holds still, the monster is the only thing that moves, so the columns where two
-successive screens differ (rows 100-150, a channel sum changed by more than 40) are where it was and is; their
-middle is its column, turned into a bearing (a 90-degree field of view). Its sprite jumps every few tics, so its
-angular speed comes from the first and last bearing seen over an observation phase of at least OBSERVE tics.
-Control: a held TURN turns SLOW_TURN degrees a tic for its first SLOW_TICS tics, then FAST_TURN (Doom's slow
-start), and the rocket needs about LEAD tics to arrive. The Policy finds the fewest tics n of turning (left or
-right) or of waiting after which the monster's bearing, moved on by the rocket's flight, is straight ahead. If n is
-at most FINE it takes them and fires (ATTACK); else it turns n tics and watches again (closed loop: the last
-correction is short and measured fresh). After a miss it watches again and retries once the rocket is gone.
-Actions are found by name in ``context.metadata["actions"]``.
+The monster patrols left and right along the far side of the room, so it crosses straight ahead (the centre
+column, 160) every few seconds; the Policy never turns. Perception: holding still, the monster is the only thing
+that moves, so the columns where two successive screens differ (rows 100-150, a channel sum changed by more than
+40) are where it was and is; their middle is its column. It walks at a constant depth, so its column moves linearly
+in time: its speed in pixels a tic comes from the first and last column seen over the last WINDOW tics (at least
+MIN_SPAN apart). Its gait covers STRIDE map units a tic, so the speed also tells its depth (a 90-degree field of
+view: 160 pixels per unit of depth), hence the rocket's flight at 20 units a tic (from 30 units ahead of the
+player to the monster's near edge, 42 units short of its middle), after the launcher's DELAY. Control: fire
+(ATTACK) when the monster, moving towards the centre, will reach it within the rocket's time or a little less
+(LATE), else wait (NOOP). There is one rocket. Actions are found by name in ``context.metadata["actions"]``.
 """
 
-import math
 from typing import Any
 
 import numpy as np
 
 CENTRE = 160.0
-SLOW_TURN, FAST_TURN, SLOW_TICS = 1.758, 3.516, 5  # degrees a tic (Doom's 320 and 640 of 65536 a tic)
-LEAD = 15.0
-OBSERVE = 9
-FINE = 3
-SETTLE = 20
-MAX_TICS = 60
-
-
-def _angle(column: float) -> float:
-    """The bearing of a screen column, in degrees right of the centre."""
-    return math.degrees(math.atan((column - CENTRE) / CENTRE))
-
-
-def _turned(n: int) -> float:
-    return SLOW_TURN * min(n, SLOW_TICS) + FAST_TURN * max(n - SLOW_TICS, 0)
+STRIDE = 20.0 / 3.0  # map units a tic: the monster jumps 20 units every third tic
+DELAY = 8.0  # tics from ATTACK to the rocket leaving the launcher
+ROCKET = 20.0  # map units a tic
+LATE = 4.0
+WINDOW = 12
+MIN_SPAN = 6
 
 
 class Gunner:
     def __init__(self, actions: list[str]) -> None:
         self.attack = actions.index("attack")
-        self.left = actions.index("turn_left")
-        self.right = actions.index("turn_right")
         self.previous: Any = None
         self.t = 0
         self.seen: list[tuple[int, float]] = []
-        self.plan: list[int] = []
-        self.wait = 0
+        self.fired = False
 
     def _look(self, observation: Any) -> None:
         band = np.asarray(observation["screen"], dtype=np.int16)[100:150]
@@ -52,36 +39,26 @@ class Gunner:
             changed = np.abs(band - self.previous).sum(axis=-1) > 40
             columns = np.flatnonzero(changed.any(axis=0))
             if columns.size:
-                self.seen.append((self.t, _angle((float(columns.min()) + float(columns.max())) / 2)))
+                self.seen.append((self.t, (float(columns.min()) + float(columns.max())) / 2 - CENTRE))
         self.previous = band
-
-    def _solve(self) -> list[int]:
-        (t0, a0), (t1, a1) = self.seen[0], self.seen[-1]
-        speed = (a1 - a0) / (t1 - t0)
-        start = a1 + speed * (self.t - t1 + LEAD)  # its bearing when a rocket fired now would arrive
-        for n in range(MAX_TICS):
-            for action, direction in ((0, 0.0), (self.right, -1.0), (self.left, 1.0)):
-                before = start + speed * (n - 1) + direction * _turned(n - 1) if n else start
-                after = start + speed * n + direction * _turned(n)
-                if abs(after) <= 0.5 or (n and before * after < 0):
-                    return [action] * n + [self.attack] if n <= FINE or action == 0 else [action] * n
-        return [self.attack]
+        self.seen = [(t, b) for t, b in self.seen if t >= self.t - WINDOW]
 
     def act(self, observation: Any) -> int:
         self.t += 1
-        if self.plan:
-            action = self.plan.pop(0)
-            if not self.plan:
-                self.seen, self.previous = [], None
-                self.wait = SETTLE if action == self.attack else 0
-            return action
-        if self.wait > 0:
-            self.wait -= 1
-            return 0
         self._look(observation)
-        if len(self.seen) >= 2 and self.seen[-1][0] - self.seen[0][0] >= OBSERVE - 3:
-            self.plan = self._solve()
-            return self.act(observation)
+        if self.fired or len(self.seen) < 2:
+            return 0
+        (t0, b0), (t1, b1) = self.seen[0], self.seen[-1]
+        if t1 - t0 < MIN_SPAN or b1 == b0:
+            return 0
+        speed = (b1 - b0) / (t1 - t0)  # pixels a tic
+        depth = min(max(CENTRE * STRIDE / abs(speed), 400.0), 900.0)
+        lead = DELAY + (depth - 30.0 - 42.0) / ROCKET
+        now = b1 + speed * (self.t - t1)
+        arrival = -now / speed  # tics until it is straight ahead; negative once it has passed
+        if lead - LATE <= arrival <= lead:
+            self.fired = True
+            return self.attack
         return 0
 
 

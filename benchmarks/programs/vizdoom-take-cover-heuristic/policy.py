@@ -1,12 +1,13 @@
 """Heuristic Policy for ``vizdoom/take-cover``: sidestep the fireball that is coming at the player.
 
-Perception: fireballs are the only bright yellow-white things in the room: pixels with red at least 200 and green
-at least 140. Their columns are grouped into blobs (gaps of up to 3 columns joined); a blob's pixel count grows as
-the fireball comes closer. A fireball threatens when its blob reaches within MARGIN columns of the centre (160),
-MARGIN growing with its size. Control: with a threat, strafe away from the biggest threatening blob (MOVE_LEFT when
-it is right of the centre, MOVE_RIGHT otherwise); when a strafe no longer changes the screen the player is against
-a wall, so it strafes the other way. Without a threat it drifts back towards where it started (it counts its own
-strafes), keeping room to dodge on both sides. Actions are found by name in ``context.metadata["actions"]``.
+Perception: fireballs are the only bright yellow-white things in the room: pixels of the upper screen (rows 0-200,
+above the floor's near edge) with red at least 200 and green at least 140. Their columns are grouped into blobs
+(gaps of up to 3 columns joined); a blob's pixel count grows as the fireball comes closer. A fireball threatens
+when its blob reaches within MARGIN columns of the centre (160), plus a tenth of its pixel count. Control: with a
+threat, strafe away from the biggest threatening blob (MOVE_LEFT when it is right of the centre, MOVE_RIGHT
+otherwise); when that strafe left the top of the screen unchanged the player is against a side wall, so it
+strafes the other way. Without a threat it stands still (NOOP). Actions are found by name in
+``context.metadata["actions"]``.
 """
 
 from typing import Any
@@ -19,6 +20,7 @@ MARGIN = 30
 
 
 def _blobs(mask: Any) -> list[tuple[int, int, int]]:
+    """Runs of marked columns as (first, last, pixels), gaps of up to GAP columns joined."""
     counts = mask.sum(axis=0)
     blobs: list[tuple[int, int, int]] = []
     for column in np.flatnonzero(counts).tolist():
@@ -34,12 +36,10 @@ class Dodger:
     def __init__(self, actions: list[str]) -> None:
         self.left = actions.index("move_left")
         self.right = actions.index("move_right")
-        self.position = 0  # right strafes minus left strafes
         self.previous: Any = None
         self.last = 0
 
     def _move(self, right: bool) -> int:
-        self.position += 1 if right else -1
         self.last = self.right if right else self.left
         return self.last
 
