@@ -4,8 +4,9 @@ Perception: the vest is the only green thing in the maze (green above both red a
 anywhere in the lower two thirds of the screen (rows 80-240). The player is blocked when a MOVE_FORWARD leaves the
 middle of the screen (rows 60-180, columns 80-240) all but unchanged (mean absolute difference under 2), i.e. it
 faces a wall. Control: with the vest in view, turn towards it when its middle is more than 12 pixels off the centre
-column (160), else MOVE_FORWARD; without it, MOVE_FORWARD until blocked, then turn (TURN_RIGHT or TURN_LEFT, chosen
-with the Policy's own random generator seeded by ``context.policy_seed``) for 4 to 16 steps, and go on. Actions
+column (160), else MOVE_FORWARD; without it, MOVE_FORWARD until blocked (or, with probability WANDER a step, on a
+whim, which breaks loops along the same walls), then turn (TURN_RIGHT or TURN_LEFT) for 4 to 16 steps, and go on;
+the random choices come from the Policy's own generator seeded by ``context.policy_seed``. Actions
 are found by name in ``context.metadata["actions"]``.
 """
 
@@ -16,6 +17,7 @@ import numpy as np
 
 CENTRE = 160
 AIM = 12
+WANDER = 0.05
 
 
 class Roamer:
@@ -42,7 +44,7 @@ class Roamer:
             offset = (float(vest.min()) + float(vest.max())) / 2 - CENTRE
             if abs(offset) > AIM:
                 return self.right if offset > 0 else self.left
-        elif blocked and not self.turning:
+        elif (blocked or self.rng.random() < WANDER) and not self.turning:
             turn = self.rng.choice((self.left, self.right))
             self.turning = [turn] * self.rng.randint(4, 16)
         if self.turning:
