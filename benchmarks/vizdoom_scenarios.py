@@ -109,9 +109,16 @@ SCENARIOS: Final = (
 
 HEURISTICS: Final = {
     "basic": "vizdoom-basic-heuristic",
+    "basic-audio": "vizdoom-basic-audio-heuristic",
+    "basic-notifications": "vizdoom-basic-notifications-heuristic",
+    "deadly-corridor": "vizdoom-deadly-corridor-heuristic",
     "defend-center": "vizdoom-defend-center-heuristic",
+    "defend-line": "vizdoom-defend-line-heuristic",
     "health-gathering": "vizdoom-health-gathering-heuristic",
     "health-gathering-supreme": "vizdoom-health-gathering-heuristic",
+    "my-way-home": "vizdoom-my-way-home-heuristic",
+    "predict-position": "vizdoom-predict-position-heuristic",
+    "take-cover": "vizdoom-take-cover-heuristic",
 }
 """The scenarios that ship a heuristic Program, and which; every scenario shares the no-op ``vizdoom-baseline``."""
 

@@ -123,7 +123,7 @@ def test_the_spec_and_the_step_limit_setting() -> None:
     assert spec.observation_space["spaces"]["screen"]["shape"] == [240, 320, 3]
     assert spec.action_space == {"type": "Discrete", "n": 4, "start": 0}
     assert benchmark_programs(basic).heuristic is not None
-    assert benchmark_programs(default_registry().make("vizdoom/take-cover")).heuristic is None
+    assert benchmark_programs(default_registry().make("vizdoom/deathmatch")).heuristic is None
     short = default_registry().make("vizdoom/basic", {"max_episode_steps": 50})
     assert short.spec.metadata["failure_return"] == -50.0
     with pytest.raises(ConfigError, match="over the scenario's own limit of 300 steps"):
