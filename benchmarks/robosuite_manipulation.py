@@ -108,9 +108,12 @@ SATURATED: Final = 0.999
 STAGES: Final = {"Stack": ("reach", "lift", "stack"), "PickPlace": ("reach", "grasp", "lift", "hover")}
 """Upstream's staged reward components (``env.staged_rewards()``) by environment prefix (NutAssembly* has
 PickPlace's four); the dense reward is built from them."""
-HEURISTICS: Final = dict.fromkeys(
-    ("Lift", "Stack", "PickPlaceMilk", "PickPlaceBread", "PickPlaceCereal", "PickPlaceCan"), "robosuite-pick"
-)
+HEURISTICS: Final = {
+    **dict.fromkeys(("Lift", "Stack", "PickPlace", "PickPlaceSingle"), "robosuite-pick"),
+    **dict.fromkeys(("PickPlaceMilk", "PickPlaceBread", "PickPlaceCereal", "PickPlaceCan"), "robosuite-pick"),
+    **dict.fromkeys(("NutAssembly", "NutAssemblySingle", "NutAssemblySquare", "NutAssemblyRound"), "robosuite-nut"),
+    "Door": "robosuite-door",
+}
 """Environments with a heuristic Program (``<value>-heuristic``); the others ship the zero-action baseline only."""
 
 
