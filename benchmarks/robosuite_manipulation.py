@@ -113,6 +113,8 @@ HEURISTICS: Final = {
     **dict.fromkeys(("PickPlaceMilk", "PickPlaceBread", "PickPlaceCereal", "PickPlaceCan"), "robosuite-pick"),
     **dict.fromkeys(("NutAssembly", "NutAssemblySingle", "NutAssemblySquare", "NutAssemblyRound"), "robosuite-nut"),
     "Door": "robosuite-door",
+    "TwoArmLift": "robosuite-two-arm-lift",
+    "TwoArmHandover": "robosuite-two-arm-handover",
 }
 """Environments with a heuristic Program (``<value>-heuristic``); the others ship the zero-action baseline only."""
 
