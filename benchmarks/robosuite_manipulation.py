@@ -113,6 +113,7 @@ HEURISTICS: Final = {
     **dict.fromkeys(("PickPlaceMilk", "PickPlaceBread", "PickPlaceCereal", "PickPlaceCan"), "robosuite-pick"),
     **dict.fromkeys(("NutAssembly", "NutAssemblySingle", "NutAssemblySquare", "NutAssemblyRound"), "robosuite-nut"),
     "Door": "robosuite-door",
+    "Wipe": "robosuite-wipe",
     "TwoArmLift": "robosuite-two-arm-lift",
     "TwoArmHandover": "robosuite-two-arm-handover",
 }
