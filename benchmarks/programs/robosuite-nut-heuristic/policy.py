@@ -129,8 +129,8 @@ class Single:
 
     def act(self, observation: Any) -> Any:
         if self.policy is None:
-            nut_id = round(float(observation["objects"][slice(*self.metadata["object_fields"]["nut_id"])][0]))
-            self.policy = Nut(self.metadata, ("SquareNut", "RoundNut")[nut_id], "nut")
+            nut_id = float(observation["objects"][slice(*self.metadata["object_fields"]["nut_id"])][0])
+            self.policy = Nut(self.metadata, "RoundNut" if nut_id > 0.5 else "SquareNut", "nut")
         return self.policy.act(observation)
 
 

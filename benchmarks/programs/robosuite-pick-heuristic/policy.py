@@ -111,7 +111,8 @@ class PickSingle:
     def act(self, observation: Any) -> Any:
         if self.pick is None:
             fields = self.metadata["object_fields"]
-            name = OBJECT_IDS[round(float(observation["objects"][slice(*fields["obj_id"])][0]))]
+            chosen = float(observation["objects"][slice(*fields["obj_id"])][0])
+            name = OBJECT_IDS[min(max(round(chosen), 0), len(OBJECT_IDS) - 1)]
             eef = slice(*self.metadata["proprioception_fields"]["robot0_eef_pos"])
             self.pick = Pick(eef, slice(*fields["object_pos"]), (*BIN[name], 0.8), 0.1)
         return self.pick.act(observation)
