@@ -107,6 +107,7 @@ HEURISTICS: Final = {
     "Wipe": "robosuite-wipe",
     "TwoArmLift": "robosuite-two-arm-lift",
     "TwoArmHandover": "robosuite-two-arm-handover",
+    "TwoArmPegInHole": "robosuite-two-arm-peg-in-hole",
 }
 """Environments with a heuristic Program (``<value>-heuristic``); the others ship the zero-action baseline only."""
 

@@ -314,5 +314,6 @@ def test_every_shipped_program_acts_inside_the_action_space() -> None:
         "Stack",
         "TwoArmHandover",
         "TwoArmLift",
+        "TwoArmPegInHole",
         "Wipe",
     ]

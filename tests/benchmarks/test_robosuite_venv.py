@@ -214,6 +214,7 @@ SHORT: Final = dict.fromkeys(("PickPlaceSingle", "NutAssemblySingle", "NutAssemb
     "Wipe": 300,
     "TwoArmLift": 300,
     "TwoArmHandover": 300,
+    "TwoArmPegInHole": 300,
 }
 """``max_episode_steps`` where a shorter Episode still tells the heuristic from the zero action (the others: 500)."""
 
