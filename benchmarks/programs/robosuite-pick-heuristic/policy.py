@@ -25,6 +25,7 @@ BIN = {"Milk": (0.0025, 0.1575), "Bread": (0.1975, 0.1575), "Cereal": (0.0025, 0
 """The centre (x, y) of each object's compartment of the goal bin (upstream ``target_bin_placements``, fixed)."""
 OBJECT_IDS = ("Milk", "Bread", "Cereal", "Can")  # upstream's obj_id order
 ORDER = ("Can", "Bread", "Milk", "Cereal")  # pick-place: the easiest grasps first
+CLEAR = 1.05  # pick-place-single and pick-place carry the hand at least this high (the bins' walls)
 IN_BIN = 0.06  # an object whose (x, y) is this close to its compartment's centre and low is in its bin
 TARGETS: dict[str, tuple[str, Any, float]] = {
     # env: (field of the object to pick, where to put it: a field, a fixed (x, y, z) or None, put-down height)
@@ -37,9 +38,12 @@ TARGETS: dict[str, tuple[str, Any, float]] = {
 class Pick:
     """One object: approach, descend, close, lift, then (with a place) carry, lower and let go."""
 
-    def __init__(self, eef: slice, target: slice, place: Any, put_height: float, *, regrasp: bool = False) -> None:
+    def __init__(
+        self, eef: slice, target: slice, place: Any, put_height: float, *, regrasp: bool = False, clear: float = 0.0
+    ) -> None:
         self.eef, self.target, self.place, self.put_height = eef, target, place, put_height
         self.regrasp = regrasp  # go back to the approach when the object drops out of the hand while carrying
+        self.clear = clear  # carry the hand at least this high (clear of the bins' walls)
         self.phase = "approach"
         self.count = 0
         self.grasp_height = 0.0
@@ -72,14 +76,15 @@ class Pick:
                 self.grasp_height = float(eef[2])
             return self._move(eef, eef, 1.0)
         if self.phase == "lift":
-            target = np.array([eef[0], eef[1], self.grasp_height + LIFT])
-            if self.place is not None and eef[2] > self.grasp_height + LIFT - 0.15:
+            target = np.array([eef[0], eef[1], max(self.grasp_height + LIFT, self.clear)])
+            if self.place is not None and eef[2] > max(self.grasp_height + LIFT - 0.15, self.clear - 0.02):
                 self.phase = "carry"
             return self._move(eef, target, 1.0)
         base = observation["objects"][self.place] if isinstance(self.place, slice) else np.array(self.place)
         held = eef - obj  # keep the grasp offset: put the object, not the hand, on the base
         if self.phase == "carry":
-            above = np.array([base[0] + held[0], base[1] + held[1], max(eef[2], base[2] + self.put_height + 0.05)])
+            height = max(eef[2], base[2] + self.put_height + 0.05, self.clear)
+            above = np.array([base[0] + held[0], base[1] + held[1], height])
             if np.linalg.norm((above - eef)[:2]) < 0.01:
                 self.phase = "lower"
             return self._move(eef, above, 1.0)
@@ -114,7 +119,7 @@ class PickSingle:
             chosen = float(observation["objects"][slice(*fields["obj_id"])][0])
             name = OBJECT_IDS[min(max(round(chosen), 0), len(OBJECT_IDS) - 1)]
             eef = slice(*self.metadata["proprioception_fields"]["robot0_eef_pos"])
-            self.pick = Pick(eef, slice(*fields["object_pos"]), (*BIN[name], 0.8), 0.1)
+            self.pick = Pick(eef, slice(*fields["object_pos"]), (*BIN[name], 0.8), 0.1, clear=CLEAR)
         return self.pick.act(observation)
 
 
@@ -139,7 +144,8 @@ class PickAll:
             if not left:
                 return np.zeros(7, dtype=np.float64)
             self.current = left[0]
-            self.pick = Pick(self.eef, self.objects[self.current], (*BIN[self.current], 0.8), 0.1, regrasp=True)
+            place = (*BIN[self.current], 0.8)
+            self.pick = Pick(self.eef, self.objects[self.current], place, 0.1, regrasp=True, clear=CLEAR)
         return self.pick.act(observation)
 
 
