@@ -28,6 +28,7 @@ CLOSE_STEPS = 10
 DESCEND_STEPS = 40
 LOWER_STEPS = 30  # let go anyway after this many steps of lowering (the nut caught on the peg's top)
 RELEASE_STEPS = 10
+MISSED = 0.06  # the hand this far above the nut's centre while lifting or carrying: the grasp missed
 
 
 def _yaw(quat: Any) -> float:
@@ -84,6 +85,9 @@ class Nut:
             return self._action(eef, eef, 1.0)
         held = eef - nut  # the hand's offset from the nut's centre
         peg = np.array([*PEGS[self.nut], 0.0])
+        if self.phase in ("lift", "carry", "lower") and held[2] > MISSED:  # the nut is not in the hand: again
+            self.phase, self.count = "approach", 0
+            return self._action(eef, eef + np.array([0.0, 0.0, 0.05]), -1.0)
         if self.phase == "lift":
             target = np.array([eef[0], eef[1], CARRY + held[2]])
             if nut[2] > CARRY - 0.03:
