@@ -109,7 +109,9 @@ HEURISTICS: Final = {
     "TwoArmHandover": "robosuite-two-arm-handover",
     "TwoArmPegInHole": "robosuite-two-arm-peg-in-hole",
 }
-"""Environments with a heuristic Program (``<value>-heuristic``); the others ship the zero-action baseline only."""
+"""Environments with a heuristic Program (``<value>-heuristic``). The other two, tool-hang and two-arm-transport,
+ship the zero-action baseline only: upstream scores both with its sparse reward alone (1 per step of success), so a
+heuristic scores nothing until it completes the whole task."""
 
 
 class RobosuiteConfig(BaseModel):
