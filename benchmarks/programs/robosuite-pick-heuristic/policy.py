@@ -26,6 +26,7 @@ BIN = {"Milk": (0.0025, 0.1575), "Bread": (0.1975, 0.1575), "Cereal": (0.0025, 0
 OBJECT_IDS = ("Milk", "Bread", "Cereal", "Can")  # upstream's obj_id order
 ORDER = ("Can", "Bread", "Milk", "Cereal")  # pick-place: the easiest grasps first
 CLEAR = 1.05  # pick-place-single and pick-place carry the hand at least this high (the bins' walls)
+TALL = 0.12  # pick-place-single and pick-place hover this high above the object: the milk carton is tall
 IN_BIN = 0.06  # an object whose (x, y) is this close to its compartment's centre and low is in its bin
 TARGETS: dict[str, tuple[str, Any, float]] = {
     # env: (field of the object to pick, where to put it: a field, a fixed (x, y, z) or None, put-down height)
@@ -39,11 +40,20 @@ class Pick:
     """One object: approach, descend, close, lift, then (with a place) carry, lower and let go."""
 
     def __init__(
-        self, eef: slice, target: slice, place: Any, put_height: float, *, regrasp: bool = False, clear: float = 0.0
+        self,
+        eef: slice,
+        target: slice,
+        place: Any,
+        put_height: float,
+        *,
+        regrasp: bool = False,
+        clear: float = 0.0,
+        hover: float = HOVER,
     ) -> None:
         self.eef, self.target, self.place, self.put_height = eef, target, place, put_height
         self.regrasp = regrasp  # go back to the approach when the object drops out of the hand while carrying
         self.clear = clear  # carry the hand at least this high (clear of the bins' walls)
+        self.hover = hover  # metres above the object's centre before descending
         self.phase = "approach"
         self.count = 0
         self.grasp_height = 0.0
@@ -60,7 +70,7 @@ class Pick:
         if self.regrasp and self.phase in ("lift", "carry", "lower") and np.linalg.norm(obj - eef) > LOST:
             self.phase, self.count = "approach", 0
         if self.phase == "approach":
-            above = obj + np.array([0.0, 0.0, HOVER])
+            above = obj + np.array([0.0, 0.0, self.hover])
             if np.linalg.norm((above - eef)[:2]) < 0.01 and abs(above[2] - eef[2]) < 0.02:
                 self.phase = "descend"
             return self._move(eef, above, -1.0)
@@ -119,7 +129,7 @@ class PickSingle:
             chosen = float(observation["objects"][slice(*fields["obj_id"])][0])
             name = OBJECT_IDS[min(max(round(chosen), 0), len(OBJECT_IDS) - 1)]
             eef = slice(*self.metadata["proprioception_fields"]["robot0_eef_pos"])
-            self.pick = Pick(eef, slice(*fields["object_pos"]), (*BIN[name], 0.8), 0.1, clear=CLEAR)
+            self.pick = Pick(eef, slice(*fields["object_pos"]), (*BIN[name], 0.8), 0.1, clear=CLEAR, hover=TALL)
         return self.pick.act(observation)
 
 
@@ -145,7 +155,7 @@ class PickAll:
                 return np.zeros(7, dtype=np.float64)
             self.current = left[0]
             place = (*BIN[self.current], 0.8)
-            self.pick = Pick(self.eef, self.objects[self.current], place, 0.1, regrasp=True, clear=CLEAR)
+            self.pick = Pick(self.eef, self.objects[self.current], place, 0.1, regrasp=True, clear=CLEAR, hover=TALL)
         return self.pick.act(observation)
 
 
