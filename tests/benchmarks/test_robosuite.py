@@ -299,10 +299,21 @@ def test_every_shipped_program_acts_inside_the_action_space() -> None:
                 assert action.shape == (task.actions,), (task.name, program.name)
                 assert all(math.isfinite(v) and -1.0 <= v <= 1.0 for v in action.tolist()), (task.name, program)
     assert sorted(HEURISTICS) == [
+        "Door",
         "Lift",
+        "NutAssembly",
+        "NutAssemblyRound",
+        "NutAssemblySingle",
+        "NutAssemblySquare",
+        "PickPlace",
         "PickPlaceBread",
         "PickPlaceCan",
         "PickPlaceCereal",
         "PickPlaceMilk",
+        "PickPlaceSingle",
         "Stack",
+        "TwoArmHandover",
+        "TwoArmLift",
+        "TwoArmPegInHole",
+        "Wipe",
     ]

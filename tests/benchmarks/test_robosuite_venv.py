@@ -209,13 +209,21 @@ def test_every_environment_conforms(family: tuple[str, Path], name: str) -> None
 SUCCEEDS: Final = {"Lift": 5, "Stack": 4, "PickPlaceCan": 5, "PickPlaceBread": 4}
 """Successes of the heuristic in the 5 Episodes of seed 3, as measured through ``evaluate``; the other environments
 are held to beating the zero action (the wider cereal box and milk carton often slip out of the unaligned grasp)."""
+SHORT: Final = dict.fromkeys(("PickPlaceSingle", "NutAssemblySingle", "NutAssemblySquare", "NutAssemblyRound"), 300) | {
+    "Door": 300,
+    "Wipe": 300,
+    "TwoArmLift": 300,
+    "TwoArmHandover": 300,
+    "TwoArmPegInHole": 300,
+}
+"""``max_episode_steps`` where a shorter Episode still tells the heuristic from the zero action (the others: 500)."""
 
 
 @pytest.mark.catalog
 @pytest.mark.parametrize("env", sorted(HEURISTICS))
 def test_the_pick_heuristic_beats_the_zero_action(family: tuple[str, Path], env: str) -> None:
     name = next(t.name for t in TASKS if t.env == env)
-    found = _evaluate(name, episodes=5, config={})
+    found = _evaluate(name, episodes=5, config={"max_episode_steps": SHORT[env]} if env in SHORT else {})
     baseline, heuristic = found["baseline"], found["heuristic"]
     assert baseline["failures"] == heuristic["failures"] == 0
     assert heuristic["score"] > baseline["score"] + 10.0, (heuristic["score"], baseline["score"])
