@@ -5,9 +5,9 @@ The CLI runs as a user runs it: the Host in the main environment, the workers st
 (``evoledger env install FAMILY``; CI installs them). An id whose family venv is not installed and current is skipped,
 naming that command. Each id gets the smallest setting that still steps (``max_episode_steps``, which every such
 family has) and a tiny budget: what is left is the three commands' fixed costs (start-up, a worker per command that
-imports the family's package, the Agent's process), about 15 CPU-minutes for the hundred ids (measured: 52 minutes
-on a 2-core machine at load 10-20 with ``-n 2 --dist load``; under the default ``--dist loadfile`` this one file runs
-on one worker). Whole Episodes, conformance and heuristics are in each family's ``test_<family>_venv.py``.
+imports the family's package, the Agent's process), 13-15 CPU-minutes for the hundred ids. Measured on 2 cores: 17
+minutes serially (as the default ``--dist loadfile`` runs this one file) at load 2-4; 52 minutes with ``-n 2 --dist
+load`` at load 10-20. Whole Episodes, conformance and heuristics are in each family's ``test_<family>_venv.py``.
 """
 
 from __future__ import annotations
