@@ -11,60 +11,25 @@ interpreter. The default suite runs the quick ones; every task at full length is
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import pytest
 from evoledger.benchmarks.dm_control_suite import EXTRA, HEURISTICS, TASKS
-from evoledger.kernel.authoring import benchmark_programs
-from evoledger.kernel.evaluation import EvaluationConfig, evaluate
-from evoledger.kernel.execution import LocalExecutor
-from evoledger.kernel.registry import BenchmarkRef, default_registry
-from evoledger.tests.support.family_venv import family_python
+from evoledger.tests.support.family_venv import CHECKOUT, FamilyVenv, cli, evaluate_programs, family_venv
 
 PYTHON_VARIABLE: Final = "EVOLEDGER_TEST_DMC_PYTHON"
 
 
 @pytest.fixture(scope="module")
-def family(site: Path) -> tuple[str, Path]:
-    """The family's interpreter (``EVOLEDGER_TEST_DMC_PYTHON``, else the installed venv's; skips without one) and the
-    folder its scripts import this checkout's ``evoledger`` from."""
-    return os.environ.get(PYTHON_VARIABLE) or str(family_python(EXTRA)), site
+def family(tmp_path_factory: pytest.TempPathFactory) -> FamilyVenv:
+    """The family's interpreter (``EVOLEDGER_TEST_DMC_PYTHON``, else the installed venv's; skips without one), its
+    scripts importing this checkout's ``evoledger`` and nothing else of the main environment."""
+    return family_venv(EXTRA, tmp_path_factory.mktemp("dmc-site"), override=PYTHON_VARIABLE)
 
 
-REPO: Final = Path(__file__).resolve().parents[2]
 HEURISTIC_TASKS: Final = [t.name for t in TASKS if t.profile in HEURISTICS]
-
-
-@pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder holding only ``evoledger`` (a link to this checkout): the family's Python imports it from there and
-    nothing else of the main environment."""
-    folder = tmp_path_factory.mktemp("dmc-site")
-    (folder / "evoledger").symlink_to(REPO, target_is_directory=True)
-    return folder
-
-
-def _in_family(family: tuple[str, Path], code: str, *, timeout: float = 600.0, cwd: Path | None = None) -> Any:
-    """Run ``code`` with the family's Python; it prints one JSON document last, which is returned."""
-    python, site = family
-    env = {**os.environ, "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run(
-        [python, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd or site,
-        timeout=timeout,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
 
 
 _TABLE = """
@@ -106,8 +71,8 @@ print(json.dumps({"checked": len(TASKS), "problems": problems}))
 """
 
 
-def test_the_static_table_matches_the_real_environments(family: tuple[str, Path]) -> None:
-    found = _in_family(family, _TABLE)
+def test_the_static_table_matches_the_real_environments(family: FamilyVenv) -> None:
+    found = family.json(_TABLE)
     assert found == {"checked": 28, "problems": []}
 
 
@@ -121,39 +86,16 @@ print(json.dumps({{n: [r.ok, r.summary()] for n, r in reports.items()}}))
 """
 
 
-def test_check_benchmark_passes_on_short_episodes(family: tuple[str, Path]) -> None:
+def test_check_benchmark_passes_on_short_episodes(family: FamilyVenv) -> None:
     names = ["dm-control/cartpole-swingup", "dm-control/manipulator-bring-ball"]
-    found = _in_family(family, _CONFORMANCE.format(names=names, config={"max_episode_steps": 8}, episodes=2))
+    found = family.json(_CONFORMANCE.format(names=names, config={"max_episode_steps": 8}, episodes=2))
     assert {name: ok for name, (ok, _) in found.items()} == dict.fromkeys(names, True), found
 
 
-def _evaluate(name: str, *, episodes: int, config: dict[str, Any], record: Path | None = None) -> dict[str, Any]:
-    """The baseline's and the heuristic's results through ``evaluate()``: the Host here, the workers in the venv."""
-    ref = BenchmarkRef(name=name, config=config)
-    programs = benchmark_programs(default_registry().make(name, config))
-    found: dict[str, Any] = {}
-    with LocalExecutor(ref) as executor:
-        assert executor.python != sys.executable  # the workers start from the family's venv
-        for kind in ("baseline", "heuristic"):
-            program = getattr(programs, kind)
-            if program is None:
-                continue
-            config_ = EvaluationConfig(episodes=episodes, seed=3)
-            result = evaluate(
-                program, ref, executor=executor, config=config_, record_to=record / kind if record else None
-            )
-            found[kind] = {
-                "score": result.score,
-                "failures": result.failures,
-                "statuses": [e.status for e in result.episodes],
-                "steps": [e.steps for e in result.episodes],
-                "content": result.feedback_content,
-            }
-    return found
-
-
-def test_real_episodes_through_evaluate_score_and_explain(family: tuple[str, Path], tmp_path: Path) -> None:
-    found = _evaluate("dm-control/cartpole-swingup", episodes=1, config={"max_episode_steps": 300}, record=tmp_path)
+def test_real_episodes_through_evaluate_score_and_explain(family: FamilyVenv, tmp_path: Path) -> None:
+    found = evaluate_programs(
+        "dm-control/cartpole-swingup", episodes=1, config={"max_episode_steps": 300}, record=tmp_path
+    )
     baseline, heuristic = found["baseline"], found["heuristic"]
     assert baseline["statuses"] == heuristic["statuses"] == ["ok"]
     assert baseline["steps"] == heuristic["steps"] == [300]
@@ -182,8 +124,8 @@ def run_root() -> Iterator[Path]:
 
 @pytest.mark.catalog
 @pytest.mark.parametrize("name", [t.name for t in TASKS])
-def test_every_task_conforms(family: tuple[str, Path], name: str) -> None:
-    found = _in_family(family, _CONFORMANCE.format(names=[name], config={}, episodes=3))
+def test_every_task_conforms(family: FamilyVenv, name: str) -> None:
+    found = family.json(_CONFORMANCE.format(names=[name], config={}, episodes=3))
     ok, summary = found[name]
     assert ok, summary
 
@@ -207,39 +149,31 @@ still tells the two apart, longer where Episodes vary much; measured with the te
 @pytest.mark.parametrize("name", HEURISTIC_TASKS)
 def test_the_heuristic_beats_the_zero_action(family: tuple[str, Path], name: str) -> None:
     episodes, steps, margin = COMPARISONS.get(name, (EPISODES.get(name, 5), None, 0.0))
-    found = _evaluate(name, episodes=episodes, config={} if steps is None else {"max_episode_steps": steps})
+    found = evaluate_programs(name, episodes=episodes, config={} if steps is None else {"max_episode_steps": steps})
     baseline, heuristic = found["baseline"], found["heuristic"]
     assert baseline["failures"] == heuristic["failures"] == 0
     assert heuristic["score"] > baseline["score"] + margin, (name, heuristic["score"], baseline["score"])
 
 
-def _cli(*args: str, cwd: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "evoledger", *args], capture_output=True, text=True, cwd=cwd, timeout=1800, check=False
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return done.stdout
-
-
 @pytest.mark.catalog
-def test_evaluate_run_and_replay_execute_from_the_cli(family: tuple[str, Path], run_root: Path) -> None:
+def test_evaluate_run_and_replay_execute_from_the_cli(family: FamilyVenv, run_root: Path) -> None:
     """The CLI as a user runs it (the Host in the main environment, the workers in the venv): the built-in Agent's
     Run, a Run of the heuristic and its replay."""
     name = "dm-control/pendulum-swingup"
-    heuristic = str(REPO / "benchmarks" / "programs" / "dm-control-pendulum-heuristic")
+    heuristic = str(CHECKOUT / "benchmarks" / "programs" / "dm-control-pendulum-heuristic")
     small = ["--episode-budget", "4", "--validation-episodes", "1", "--assessment-episodes", "1"]
-    evaluated = json.loads(_cli("evaluate", heuristic, "--benchmark", name, "--episodes", "2", "--json", cwd=run_root))
+    evaluated = json.loads(cli("evaluate", heuristic, "--benchmark", name, "--episodes", "2", "--json", cwd=run_root))
     assert [e["status"] for e in evaluated["episodes"]] == ["ok", "ok"]
     assert evaluated["score"] > 500.0  # held upright most of the Episode: the zero action earns 0
-    _cli("run", name, *small, "--seed", "5", "--agent-isolation", "local", "--record-to", "agent", cwd=run_root)
+    cli("run", name, *small, "--seed", "5", "--agent-isolation", "local", "--record-to", "agent", cwd=run_root)
     agent = json.loads((run_root / "agent" / "host" / "report.json").read_text())
     assert [agent["reason"], agent["selected"] is not None, agent["assessment_score"] is not None] == [
         "finished",
         True,
         True,
     ]
-    _cli("run", name, "--program", heuristic, *small, "--seed", "7", "--record-to", "given", cwd=run_root)
-    replayed = json.loads(_cli("replay", "given", "--execute", "--json", cwd=run_root))
+    cli("run", name, "--program", heuristic, *small, "--seed", "7", "--record-to", "given", cwd=run_root)
+    replayed = json.loads(cli("replay", "given", "--execute", "--json", cwd=run_root))
     assert replayed["ok"] is True
     execution = next(c for c in replayed["checks"] if c["name"] == "execution")
     assert "6 of 6 Episodes reproduced" in execution["summary"]

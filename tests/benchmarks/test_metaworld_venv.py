@@ -11,58 +11,24 @@ interpreter. The default suite runs the quick ones; every profile at full length
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import pytest
 from evoledger.benchmarks.metaworld_suite import BENCHMARKS, EXTRA
-from evoledger.kernel.authoring import benchmark_programs
-from evoledger.kernel.evaluation import EvaluationConfig, evaluate
-from evoledger.kernel.execution import LocalExecutor
-from evoledger.kernel.registry import BenchmarkRef, default_registry
-from evoledger.tests.support.family_venv import family_python
+from evoledger.tests.support.family_venv import CHECKOUT, FamilyVenv, cli, evaluate_programs, family_venv
 
 PYTHON_VARIABLE: Final = "EVOLEDGER_TEST_METAWORLD_PYTHON"
-REPO: Final = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder holding only ``evoledger`` (a link to this checkout): the family's Python imports it from there."""
-    folder = tmp_path_factory.mktemp("metaworld-site")
-    (folder / "evoledger").symlink_to(REPO, target_is_directory=True)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def family(site: Path) -> tuple[str, Path]:
-    """The family's interpreter (``EVOLEDGER_TEST_METAWORLD_PYTHON``, else the installed venv's; skips without one)
-    and the folder its scripts import this checkout's ``evoledger`` from."""
-    return os.environ.get(PYTHON_VARIABLE) or str(family_python(EXTRA)), site
-
-
-def _in_family(family: tuple[str, Path], code: str, *, timeout: float = 900.0) -> Any:
-    """Run ``code`` with the family's Python; it prints one JSON document last, which is returned."""
-    python, site = family
-    env = {**os.environ, "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run(
-        [python, "-W", "ignore", "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=site,
-        timeout=timeout,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def family(tmp_path_factory: pytest.TempPathFactory) -> FamilyVenv:
+    """The family's interpreter (``EVOLEDGER_TEST_METAWORLD_PYTHON``, else the installed venv's; skips without one), its
+    scripts importing this checkout's ``evoledger`` and nothing else of the main environment."""
+    return family_venv(EXTRA, tmp_path_factory.mktemp("metaworld-site"), override=PYTHON_VARIABLE)
 
 
 _TABLE = """
@@ -111,9 +77,9 @@ print(json.dumps({{"checked": checked, "problems": problems}}))
 """
 
 
-def test_the_static_table_matches_the_real_package(family: tuple[str, Path]) -> None:
+def test_the_static_table_matches_the_real_package(family: FamilyVenv) -> None:
     tasks = {"reach", "pick-place", "assembly"}
-    found = _in_family(family, _TABLE.format(checked_tasks=tasks, steps=60))
+    found = family.json(_TABLE.format(checked_tasks=tasks, steps=60))
     assert found == {"checked": 3, "problems": []}
 
 
@@ -127,40 +93,14 @@ print(json.dumps({{n: [r.ok, r.summary()] for n, r in reports.items()}}))
 """
 
 
-def test_check_benchmark_passes_on_short_episodes(family: tuple[str, Path]) -> None:
+def test_check_benchmark_passes_on_short_episodes(family: FamilyVenv) -> None:
     names = ["metaworld/mt10"]  # the collection's path; every profile at full length: test_every_profile_conforms
-    found = _in_family(family, _CONFORMANCE.format(names=names, config={"max_episode_steps": 8}, episodes=2))
+    found = family.json(_CONFORMANCE.format(names=names, config={"max_episode_steps": 8}, episodes=2))
     assert {name: ok for name, (ok, _) in found.items()} == dict.fromkeys(names, True), found
 
 
-def _evaluate(name: str, *, episodes: int, config: dict[str, Any], record: Path | None = None) -> dict[str, Any]:
-    """The baseline's and the heuristic's results through ``evaluate()``: the Host here, the workers in the venv."""
-    ref = BenchmarkRef(name=name, config=config)
-    programs = benchmark_programs(default_registry().make(name, config))
-    found: dict[str, Any] = {}
-    with LocalExecutor(ref) as executor:
-        assert executor.python != sys.executable  # the workers start from the family's venv
-        for kind in ("baseline", "heuristic"):
-            program = getattr(programs, kind)
-            result = evaluate(
-                program,
-                ref,
-                executor=executor,
-                config=EvaluationConfig(episodes=episodes, seed=3),
-                record_to=record / kind if record else None,
-            )
-            found[kind] = {
-                "score": result.score,
-                "failures": result.failures,
-                "statuses": [e.status for e in result.episodes],
-                "steps": [e.steps for e in result.episodes],
-                "content": result.feedback_content,
-            }
-    return found
-
-
-def test_real_episodes_through_evaluate_score_and_explain(family: tuple[str, Path], tmp_path: Path) -> None:
-    found = _evaluate("metaworld/reach", episodes=2, config={"max_episode_steps": 120}, record=tmp_path)
+def test_real_episodes_through_evaluate_score_and_explain(family: FamilyVenv, tmp_path: Path) -> None:
+    found = evaluate_programs("metaworld/reach", episodes=2, config={"max_episode_steps": 120}, record=tmp_path)
     baseline, heuristic = found["baseline"], found["heuristic"]
     assert baseline["statuses"] == heuristic["statuses"] == ["ok", "ok"]
     assert baseline["steps"] == heuristic["steps"] == [120, 120]
@@ -186,17 +126,17 @@ def run_root() -> Iterator[Path]:
 
 
 @pytest.mark.catalog
-def test_the_static_table_matches_every_task(family: tuple[str, Path]) -> None:
+def test_the_static_table_matches_every_task(family: FamilyVenv) -> None:
     from evoledger.benchmarks.metaworld_tasks import TASKS
 
-    found = _in_family(family, _TABLE.format(checked_tasks={t.task for t in TASKS}, steps=200))
+    found = family.json(_TABLE.format(checked_tasks={t.task for t in TASKS}, steps=200))
     assert found == {"checked": 50, "problems": []}
 
 
 @pytest.mark.catalog
 @pytest.mark.parametrize("name", list(BENCHMARKS))
-def test_every_profile_conforms(family: tuple[str, Path], name: str) -> None:
-    found = _in_family(family, _CONFORMANCE.format(names=[name], config={}, episodes=2))
+def test_every_profile_conforms(family: FamilyVenv, name: str) -> None:
+    found = family.json(_CONFORMANCE.format(names=[name], config={}, episodes=2))
     ok, summary = found[name]
     assert ok, summary
 
@@ -218,41 +158,33 @@ COMPARED: Final = {
 
 @pytest.mark.catalog
 @pytest.mark.parametrize("name", list(COMPARED))
-def test_upstreams_expert_beats_the_zero_action(family: tuple[str, Path], name: str) -> None:
-    found = _evaluate(name, episodes=COMPARED[name], config={})
+def test_upstreams_expert_beats_the_zero_action(family: FamilyVenv, name: str) -> None:
+    found = evaluate_programs(name, episodes=COMPARED[name], config={})
     baseline, heuristic = found["baseline"], found["heuristic"]
     assert baseline["failures"] == heuristic["failures"] == 0
     assert heuristic["score"] > baseline["score"], (name, heuristic["score"], baseline["score"])
 
 
-def _cli(*args: str, cwd: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "evoledger", *args], capture_output=True, text=True, cwd=cwd, timeout=1800, check=False
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return done.stdout
-
-
 @pytest.mark.catalog
-def test_evaluate_run_and_replay_execute_from_the_cli(family: tuple[str, Path], run_root: Path) -> None:
+def test_evaluate_run_and_replay_execute_from_the_cli(family: FamilyVenv, run_root: Path) -> None:
     """The CLI as a user runs it (the Host in the main environment, the workers in the venv): the built-in Agent's
     Run, a Run of the heuristic on MT10 and its replay."""
-    heuristic = str(REPO / "benchmarks" / "programs" / "metaworld-heuristic")
+    heuristic = str(CHECKOUT / "benchmarks" / "programs" / "metaworld-heuristic")
     small = ["--episode-budget", "4", "--validation-episodes", "1", "--assessment-episodes", "1"]
     evaluated = json.loads(
-        _cli("evaluate", heuristic, "--benchmark", "metaworld/mt10", "--episodes", "2", "--json", cwd=run_root)
+        cli("evaluate", heuristic, "--benchmark", "metaworld/mt10", "--episodes", "2", "--json", cwd=run_root)
     )
     assert [e["status"] for e in evaluated["episodes"]] == ["ok", "ok"]
-    _cli("run", "metaworld/reach", *small, "--seed", "5", "--agent-isolation", "local", "--record-to", "agent",
-         cwd=run_root)  # fmt: skip
+    cli("run", "metaworld/reach", *small, "--seed", "5", "--agent-isolation", "local", "--record-to", "agent",
+        cwd=run_root)  # fmt: skip
     agent = json.loads((run_root / "agent" / "host" / "report.json").read_text())
     assert [agent["reason"], agent["selected"] is not None, agent["assessment_score"] is not None] == [
         "finished",
         True,
         True,
     ]
-    _cli("run", "metaworld/mt10", "--program", heuristic, *small, "--seed", "7", "--record-to", "given", cwd=run_root)
-    replayed = json.loads(_cli("replay", "given", "--execute", "--json", cwd=run_root))
+    cli("run", "metaworld/mt10", "--program", heuristic, *small, "--seed", "7", "--record-to", "given", cwd=run_root)
+    replayed = json.loads(cli("replay", "given", "--execute", "--json", cwd=run_root))
     assert replayed["ok"] is True
     execution = next(c for c in replayed["checks"] if c["name"] == "execution")
     assert "6 of 6 Episodes reproduced" in execution["summary"]

@@ -11,65 +11,29 @@ in the default suite; whole Episodes and a built-in-Agent Run with ``replay --ex
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
-import evoledger
 import pytest
 from evoledger.benchmarks.nethack import EXTRA
-from evoledger.kernel.authoring import benchmark_programs
-from evoledger.kernel.evaluation import EvaluationConfig, evaluate
-from evoledger.kernel.execution import LocalExecutor
-from evoledger.kernel.registry import BenchmarkRef, default_registry
-from evoledger.tests.support.family_venv import family_python
+from evoledger.tests.support.family_venv import FamilyVenv, cli, evaluate_programs, family_venv
 
 PYTHON_VARIABLE = "EVOLEDGER_TEST_NLE_PYTHON"
 NAME = "nle/nethack-score"
 
 
 @pytest.fixture(scope="module")
-def venv_python() -> str:
-    """The family's interpreter (``EVOLEDGER_TEST_NLE_PYTHON``, else the installed venv's); skips without one."""
-    return os.environ.get(PYTHON_VARIABLE) or str(family_python(EXTRA))
+def family(tmp_path_factory: pytest.TempPathFactory) -> FamilyVenv:
+    """The family's interpreter (``EVOLEDGER_TEST_NLE_PYTHON``, else the installed venv's; skips without one), its
+    scripts importing this checkout's ``evoledger``."""
+    return family_venv(EXTRA, tmp_path_factory.mktemp("nle-site"), override=PYTHON_VARIABLE)
 
 
-@pytest.fixture(scope="module")
-def import_root() -> Iterator[Path]:
-    """A folder whose ``evoledger`` is this checkout (the repository root is the package)."""
-    root = Path(tempfile.mkdtemp(prefix="evt-nle-", dir="/tmp"))  # short: Unix socket paths are limited
-    (root / "evoledger").symlink_to(Path(evoledger.__file__).resolve().parent)
-    yield root
-    shutil.rmtree(root, ignore_errors=True)
-
-
-def _in_venv(venv_python: str, import_root: Path, script: str, *args: str, timeout: float = 600) -> Any:
-    """Run ``script`` with the family's interpreter; it prints one JSON value last."""
-    env = {**os.environ, "PYTHONPATH": str(import_root)}
-    done = subprocess.run(
-        [venv_python, "-c", textwrap.dedent(script), *args],
-        capture_output=True,
-        text=True,
-        timeout=timeout,
-        check=False,
-        env=env,
-        cwd=import_root,
-    )
-    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-def test_the_static_tables_are_nles(venv_python: str, import_root: Path) -> None:
+def test_the_static_tables_are_nles(family: FamilyVenv) -> None:
     """The Host builds the spaces, the stat names and the action names from tables: they must be NLE 1.3.0's."""
-    found = _in_venv(
-        venv_python,
-        import_root,
+    found = family.json(
         """
         import json
         from importlib.metadata import version
@@ -106,10 +70,8 @@ def test_the_static_tables_are_nles(venv_python: str, import_root: Path) -> None
     assert found["versions"] == found["pins"] == ["1.3.0", "1.2.0"]
 
 
-def test_episodes_follow_their_seed_and_the_step_limit_truncates(venv_python: str, import_root: Path) -> None:
-    found = _in_venv(
-        venv_python,
-        import_root,
+def test_episodes_follow_their_seed_and_the_step_limit_truncates(family: FamilyVenv) -> None:
+    found = family.json(
         """
         import json
         from evoledger.kernel.registry import default_registry
@@ -138,10 +100,8 @@ def test_episodes_follow_their_seed_and_the_step_limit_truncates(venv_python: st
 
 
 @pytest.mark.catalog
-def test_the_benchmark_conforms_in_its_environment(venv_python: str, import_root: Path) -> None:
-    found = _in_venv(
-        venv_python,
-        import_root,
+def test_the_benchmark_conforms_in_its_environment(family: FamilyVenv) -> None:
+    found = family.json(
         """
         import json
         from evoledger.kernel.authoring import check_benchmark
@@ -158,21 +118,16 @@ def test_the_benchmark_conforms_in_its_environment(venv_python: str, import_root
 
 
 @pytest.mark.catalog
-def test_the_heuristic_beats_the_random_baseline_through_evaluate(venv_python: str) -> None:
+def test_the_heuristic_beats_the_random_baseline_through_evaluate(family: FamilyVenv) -> None:
     """The Host (this process, main environment) evaluates; the Episodes run in workers started from the venv."""
-    programs = benchmark_programs(default_registry().make(NAME))
-    assert programs.heuristic is not None
-    config = EvaluationConfig(episodes=6, seed=3)
-    with LocalExecutor(BenchmarkRef(name=NAME)) as executor:
-        assert executor.python != sys.executable  # the workers start from the venv
-        baseline = evaluate(programs.baseline, NAME, config=config, executor=executor)
-        heuristic = evaluate(programs.heuristic, NAME, config=config, executor=executor)
-    assert baseline.failures == heuristic.failures == 0
-    assert baseline.score is not None
-    assert heuristic.score is not None
-    assert heuristic.score > baseline.score + 50.0, (heuristic.score, baseline.score)  # about 206 against 40
-    assert heuristic.feedback_content["notes"]["max_depth"]["max"] >= 3.0
-    assert heuristic.feedback_content["deaths"]  # the games that ended say how
+    found = evaluate_programs(NAME, episodes=6, config={})
+    baseline, heuristic = found["baseline"], found["heuristic"]
+    assert baseline["failures"] == heuristic["failures"] == 0
+    assert baseline["score"] is not None
+    assert heuristic["score"] is not None
+    assert heuristic["score"] > baseline["score"] + 50.0, (heuristic["score"], baseline["score"])  # about 206 vs 40
+    assert heuristic["content"]["notes"]["max_depth"]["max"] >= 3.0
+    assert heuristic["content"]["deaths"]  # the games that ended say how
 
 
 @pytest.fixture
@@ -183,31 +138,14 @@ def run_root() -> Iterator[Path]:
 
 
 @pytest.mark.catalog
-def test_run_with_the_builtin_agent_then_replay_execute_from_the_cli(venv_python: str, run_root: Path) -> None:
+def test_run_with_the_builtin_agent_then_replay_execute_from_the_cli(family: FamilyVenv, run_root: Path) -> None:
     """The CLI as a user runs it: the Host in the main environment, the workers in the family's venv."""
-    cli = [sys.executable, "-m", "evoledger"]
     small = ["--episode-budget", "3", "--validation-episodes", "1", "--assessment-episodes", "1", "--seed", "5"]
     size = ["--set", "max_episode_steps=600"]
-    run = subprocess.run(
-        [*cli, "run", NAME, *size, *small, "--agent-isolation", "local", "--record-to", "run"],
-        capture_output=True,
-        text=True,
-        cwd=run_root,
-        timeout=1800,
-        check=False,
-    )
-    assert run.returncode == 0, run.stderr[-2000:]
+    cli("run", NAME, *size, *small, "--agent-isolation", "local", "--record-to", "run", cwd=run_root)
     report = json.loads((run_root / "run" / "host" / "report.json").read_text())
     assert report["reason"] == "finished"
     assert report["assessment_score"] is not None
-    replay = subprocess.run(
-        [*cli, "replay", "run", "--execute", "--json"],
-        capture_output=True,
-        text=True,
-        cwd=run_root,
-        timeout=1800,
-        check=False,
-    )
-    assert replay.returncode == 0, replay.stdout[-3000:]
-    execution = next(c for c in json.loads(replay.stdout)["checks"] if c["name"] == "execution")
+    replayed = json.loads(cli("replay", "run", "--execute", "--json", cwd=run_root))
+    execution = next(c for c in replayed["checks"] if c["name"] == "execution")
     assert execution["status"] == "pass"

@@ -12,59 +12,24 @@ points them at another interpreter. The default suite runs the quick ones; every
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 import tempfile
-import textwrap
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, Final
+from typing import Final
 
 import pytest
 from evoledger.benchmarks.robosuite_manipulation import EXTRA, HEURISTICS, TASKS
-from evoledger.kernel.authoring import benchmark_programs
-from evoledger.kernel.evaluation import EvaluationConfig, evaluate
-from evoledger.kernel.execution import LocalExecutor
-from evoledger.kernel.registry import BenchmarkRef, default_registry
-from evoledger.tests.support.family_venv import family_python
+from evoledger.tests.support.family_venv import CHECKOUT, FamilyVenv, cli, evaluate_programs, family_venv
 
 PYTHON_VARIABLE: Final = "EVOLEDGER_TEST_ROBOSUITE_PYTHON"
-REPO: Final = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
-def site(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder holding only ``evoledger`` (a link to this checkout): the family's Python imports it from there and
-    nothing else of the main environment."""
-    folder = tmp_path_factory.mktemp("robosuite-site")
-    (folder / "evoledger").symlink_to(REPO, target_is_directory=True)
-    return folder
-
-
-@pytest.fixture(scope="module")
-def family(site: Path) -> tuple[str, Path]:
-    """The family's interpreter (``EVOLEDGER_TEST_ROBOSUITE_PYTHON``, else the installed venv's; skips without one)
-    and the folder its scripts import this checkout's ``evoledger`` from."""
-    return os.environ.get(PYTHON_VARIABLE) or str(family_python(EXTRA)), site
-
-
-def _in_family(family: tuple[str, Path], code: str, *, timeout: float = 900.0) -> Any:
-    """Run ``code`` with the family's Python; it prints one JSON document last, which is returned."""
-    python, site = family
-    env = {**os.environ, "PYTHONPATH": str(site), "PYTHONDONTWRITEBYTECODE": "1"}
-    done = subprocess.run(
-        [python, "-c", textwrap.dedent(code)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=site,
-        timeout=timeout,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-3000:]
-    return json.loads(done.stdout.strip().splitlines()[-1])
+def family(tmp_path_factory: pytest.TempPathFactory) -> FamilyVenv:
+    """The family's interpreter (``EVOLEDGER_TEST_ROBOSUITE_PYTHON``, else the installed venv's; skips without one), its
+    scripts importing this checkout's ``evoledger`` and nothing else of the main environment."""
+    return family_venv(EXTRA, tmp_path_factory.mktemp("robosuite-site"), override=PYTHON_VARIABLE)
 
 
 _TABLE = """
@@ -118,8 +83,8 @@ QUICK_TABLE: Final = ["robosuite/lift", "robosuite/two-arm-peg-in-hole"]
 """One arm with a gripper and two arms without (the whole table: ``pytest -m catalog``)."""
 
 
-def test_the_static_table_matches_the_real_environments(family: tuple[str, Path]) -> None:
-    found = _in_family(family, _TABLE.format(names=QUICK_TABLE))
+def test_the_static_table_matches_the_real_environments(family: FamilyVenv) -> None:
+    found = family.json(_TABLE.format(names=QUICK_TABLE))
     assert found["problems"] == []
     assert found["checked"] == 2
     robosuite_version, mujoco_version, numpy_version = found["versions"]
@@ -139,39 +104,14 @@ print(json.dumps({{n: [r.ok, r.summary()] for n, r in reports.items()}}))
 
 
 @pytest.mark.catalog  # ~18 s even on 8-step Episodes (robosuite builds an Environment in 0.1-1 s): too long by default
-def test_check_benchmark_passes_on_short_episodes(family: tuple[str, Path]) -> None:
+def test_check_benchmark_passes_on_short_episodes(family: FamilyVenv) -> None:
     names = ["robosuite/lift"]  # every environment at full length: test_every_environment_conforms
-    found = _in_family(family, _CONFORMANCE.format(names=names, config={"max_episode_steps": 8}, episodes=1))
+    found = family.json(_CONFORMANCE.format(names=names, config={"max_episode_steps": 8}, episodes=1))
     assert {name: ok for name, (ok, _) in found.items()} == dict.fromkeys(names, True), found
 
 
-def _evaluate(name: str, *, episodes: int, config: dict[str, Any], record: Path | None = None) -> dict[str, Any]:
-    """The baseline's and the heuristic's results through ``evaluate()``: the Host here, the workers in the venv."""
-    ref = BenchmarkRef(name=name, config=config)
-    programs = benchmark_programs(default_registry().make(name, config))
-    found: dict[str, Any] = {}
-    with LocalExecutor(ref) as executor:
-        assert executor.python != sys.executable  # the workers start from the family's venv
-        for kind in ("baseline", "heuristic"):
-            program = getattr(programs, kind)
-            if program is None:
-                continue
-            settings = EvaluationConfig(episodes=episodes, seed=3)
-            result = evaluate(
-                program, ref, executor=executor, config=settings, record_to=record / kind if record else None
-            )
-            found[kind] = {
-                "score": result.score,
-                "failures": result.failures,
-                "statuses": [e.status for e in result.episodes],
-                "steps": [e.steps for e in result.episodes],
-                "content": result.feedback_content,
-            }
-    return found
-
-
-def test_real_episodes_through_evaluate_score_and_explain(family: tuple[str, Path], tmp_path: Path) -> None:
-    found = _evaluate("robosuite/lift", episodes=1, config={"max_episode_steps": 100}, record=tmp_path)
+def test_real_episodes_through_evaluate_score_and_explain(family: FamilyVenv, tmp_path: Path) -> None:
+    found = evaluate_programs("robosuite/lift", episodes=1, config={"max_episode_steps": 100}, record=tmp_path)
     baseline, heuristic = found["baseline"], found["heuristic"]
     assert baseline["statuses"] == heuristic["statuses"] == ["ok"]
     assert baseline["steps"] == heuristic["steps"] == [100]
@@ -191,17 +131,17 @@ def test_real_episodes_through_evaluate_score_and_explain(family: tuple[str, Pat
 
 
 @pytest.mark.catalog
-def test_the_whole_static_table_matches(family: tuple[str, Path]) -> None:
+def test_the_whole_static_table_matches(family: FamilyVenv) -> None:
     names = [t.name for t in TASKS]
-    found = _in_family(family, _TABLE.format(names=names))
+    found = family.json(_TABLE.format(names=names))
     assert found["problems"] == []
     assert found["checked"] == 19
 
 
 @pytest.mark.catalog
 @pytest.mark.parametrize("name", [t.name for t in TASKS])
-def test_every_environment_conforms(family: tuple[str, Path], name: str) -> None:
-    found = _in_family(family, _CONFORMANCE.format(names=[name], config={}, episodes=2))
+def test_every_environment_conforms(family: FamilyVenv, name: str) -> None:
+    found = family.json(_CONFORMANCE.format(names=[name], config={}, episodes=2))
     ok, summary = found[name]
     assert ok, summary
 
@@ -223,7 +163,7 @@ SHORT: Final = dict.fromkeys(("PickPlaceSingle", "NutAssemblySingle", "NutAssemb
 @pytest.mark.parametrize("env", sorted(HEURISTICS))
 def test_the_pick_heuristic_beats_the_zero_action(family: tuple[str, Path], env: str) -> None:
     name = next(t.name for t in TASKS if t.env == env)
-    found = _evaluate(name, episodes=5, config={"max_episode_steps": SHORT[env]} if env in SHORT else {})
+    found = evaluate_programs(name, episodes=5, config={"max_episode_steps": SHORT[env]} if env in SHORT else {})
     baseline, heuristic = found["baseline"], found["heuristic"]
     assert baseline["failures"] == heuristic["failures"] == 0
     assert heuristic["score"] > baseline["score"] + 10.0, (heuristic["score"], baseline["score"])
@@ -237,28 +177,20 @@ def run_root() -> Iterator[Path]:
     shutil.rmtree(root, ignore_errors=True)
 
 
-def _cli(*args: str, cwd: Path) -> str:
-    done = subprocess.run(
-        [sys.executable, "-m", "evoledger", *args], capture_output=True, text=True, cwd=cwd, timeout=1800, check=False
-    )
-    assert done.returncode == 0, done.stdout[-2000:] + done.stderr[-2000:]
-    return done.stdout
-
-
 @pytest.mark.catalog
-def test_evaluate_run_and_replay_execute_from_the_cli(family: tuple[str, Path], run_root: Path) -> None:
+def test_evaluate_run_and_replay_execute_from_the_cli(family: FamilyVenv, run_root: Path) -> None:
     """The CLI as a user runs it (the Host in the main environment, the workers in the venv): the built-in Agent's
     Run and its ``replay --execute``, a Run of the heuristic and its replay."""
     name = "robosuite/lift"
-    heuristic = str(REPO / "benchmarks" / "programs" / "robosuite-pick-heuristic")
+    heuristic = str(CHECKOUT / "benchmarks" / "programs" / "robosuite-pick-heuristic")
     short = ["--set", "max_episode_steps=120"]
     small = ["--episode-budget", "4", "--validation-episodes", "1", "--assessment-episodes", "1"]
     evaluated = json.loads(
-        _cli("evaluate", heuristic, "--benchmark", name, *short, "--episodes", "2", "--json", cwd=run_root)
+        cli("evaluate", heuristic, "--benchmark", name, *short, "--episodes", "2", "--json", cwd=run_root)
     )
     assert [e["status"] for e in evaluated["episodes"]] == ["ok", "ok"]
     assert evaluated["score"] > 40.0  # lifted within about 45 steps: the zero action earns about 1
-    _cli("run", name, *short, *small, "--seed", "5", "--agent-isolation", "local", "--record-to", "agent", cwd=run_root)
+    cli("run", name, *short, *small, "--seed", "5", "--agent-isolation", "local", "--record-to", "agent", cwd=run_root)
     agent = json.loads((run_root / "agent" / "host" / "report.json").read_text())
     assert [agent["reason"], agent["selected"] is not None, agent["assessment_score"] is not None] == [
         "finished",
@@ -267,10 +199,8 @@ def test_evaluate_run_and_replay_execute_from_the_cli(family: tuple[str, Path], 
     ]
     for record in ("agent", "given"):
         if record == "given":
-            _cli(
-                "run", name, *short, "--program", heuristic, *small, "--seed", "7", "--record-to", record, cwd=run_root
-            )
-        replayed = json.loads(_cli("replay", record, "--execute", "--json", cwd=run_root))
+            cli("run", name, *short, "--program", heuristic, *small, "--seed", "7", "--record-to", record, cwd=run_root)
+        replayed = json.loads(cli("replay", record, "--execute", "--json", cwd=run_root))
         assert replayed["ok"] is True, (record, replayed)
         execution = next(c for c in replayed["checks"] if c["name"] == "execution")
         assert "Episodes reproduced" in execution["summary"], execution
