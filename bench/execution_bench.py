@@ -424,7 +424,32 @@ def _figures(quick: bool) -> dict[str, float]:
             figures[f"{name}_of_limit"] = figure["through"] / figure["limit"]
             figures[f"{name}_of_limit_cpu"] = figure["through_cpu"] / figure["limit_cpu"]
         figures["workers_2_ratio"] = _scaling(root, 8 if quick else 20, runs)["ratio"]
+        figures["busy_caller_steps"] = _with_a_busy_caller(root, 10 if quick else 40, runs)
     return figures
+
+
+_CALLER_WORK_SECONDS = 0.010
+"""What the caller spends on each outcome in :func:`_with_a_busy_caller`: about a Host's ledger append with its fsync
+on a busy disk."""
+
+
+def _with_a_busy_caller(root: Path, episodes: int, runs: int) -> float:
+    """CartPole steps/s (500-step Episodes, workers=1) while the caller spends 10 ms of CPU on every outcome, as a Host
+    does between reading an outcome and asking for the next one: whether the worker waits for it between Episodes."""
+    ref = BenchmarkRef(name="cartpole")
+    program = _program(root, "busy-caller", CARTPOLE_POLICY)
+    rates = []
+    with LocalExecutor(ref, workers=1) as executor:
+        _run(executor, _tasks(ref, program, 3))
+        for _ in range(runs):
+            steps, began = 0, time.perf_counter()
+            for outcome in executor.run(_tasks(ref, program, episodes)):
+                steps += outcome.steps
+                busy_until = time.perf_counter() + _CALLER_WORK_SECONDS
+                while time.perf_counter() < busy_until:
+                    pass
+            rates.append(steps / (time.perf_counter() - began))
+    return statistics.median(rates)
 
 
 _COMPARED = [
@@ -436,6 +461,7 @@ _COMPARED = [
     ("toy-counter_steps", "toy-counter steps/s through the Policy process", ""),
     ("toy-counter_of_limit", "toy-counter, fraction of the limit", ""),
     ("workers_2_ratio", "workers=2 / workers=1", "target >= 1.85x quiet"),
+    ("busy_caller_steps", "cartpole steps/s, caller busy 10 ms per outcome", ""),
 ]
 
 
