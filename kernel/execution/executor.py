@@ -239,6 +239,11 @@ class _Worker:
         self.discard_programs()
 
 
+def _unread(channel: FrameChannel) -> bool:
+    """Whether ``channel`` holds bytes this process has not read yet."""
+    return channel.pending() or bool(select.select([channel.fileno()], [], [], 0)[0])
+
+
 def _startup_error(worker: _Worker, frame: bytes) -> Exception:
     try:
         report = orjson.loads(frame[1:])
@@ -482,7 +487,9 @@ class LocalExecutor:
 
         A worker that is *stopped* (``SIGSTOP``, a tracer) is killed at once: during an accepted task only its
         Policy could have stopped it, so the Episode is the Policy's ``protocol_error``. A worker past its task's
-        wall-clock deadline (an Environment that hangs) is killed then; its Episode is an infra fault."""
+        wall-clock deadline (an Environment that hangs) is killed then; its Episode is an infra fault. Not while
+        frames from it wait unread: its task may have ended long ago (the caller held the outcomes' iterator) and the
+        one it runs now, queued behind it, started later; the deadline is checked again once they are read."""
         now = time.perf_counter()
         for worker in self._workers:
             if worker.task_id is None or worker.overdue or worker.stopped:
@@ -490,7 +497,7 @@ class LocalExecutor:
             if is_stopped(worker.process.pid):
                 worker.stopped = True
                 worker.kill()
-            elif now >= worker.deadline:
+            elif now >= worker.deadline and not _unread(worker.channel):
                 worker.overdue = True
                 worker.kill()
 

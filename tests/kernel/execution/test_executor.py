@@ -291,6 +291,37 @@ def test_a_busy_worker_gets_its_next_task_queued_and_a_queued_task_survives_its_
         assert [o.status for o in executor.run(make_tasks(programs["binary_search"], 3))] == ["ok", "ok", "ok"]
 
 
+def test_a_caller_that_holds_the_outcomes_does_not_get_a_busy_worker_killed(
+    programs: dict[str, Path], make_tasks: MakeTasks, tmp_path: Path
+) -> None:
+    """The caller holds the run for longer than the watchdog of the task after the one it was given: that task ended
+    meanwhile (its outcome waits unread) and the worker runs the next, slow one. The worker is not stuck: nothing is
+    killed, and every Episode is ok."""
+    slow = tmp_path / "slow_start"
+    slow.mkdir()
+    (slow / "policy.py").write_text(
+        "import time\n"
+        "class _Policy:\n"
+        "    def act(self, observation):\n"
+        "        return 0\n"
+        "def make_policy(context):\n"
+        "    time.sleep(8)\n"
+        "    return _Policy()\n",
+        encoding="utf-8",
+    )
+    short = PolicyLimits(act_timeout_seconds=1, make_policy_timeout_seconds=1, episode_policy_seconds=1)
+    long = PolicyLimits(act_timeout_seconds=5, make_policy_timeout_seconds=60, episode_policy_seconds=60)
+    fast = make_tasks(programs["binary_search"], 2, limits=short)  # each: a watchdog of 3.5 s
+    with LocalExecutor(BenchmarkRef(name="toy-counter")) as executor:
+        worker = executor.worker_pids[0]
+        run = executor.run([*fast, *make_tasks(slow, limits=long)])
+        first = next(run)
+        time.sleep(6)  # the second Episode ends; the slow one starts behind it and is still setting up
+        rest = list(run)
+        assert [o.status for o in [first, *rest]] == ["ok", "ok", "ok"], [o.failure_message for o in rest]
+        assert executor.worker_pids[0] == worker
+
+
 def _wait_for_queued(executor: LocalExecutor) -> None:
     deadline = time.monotonic() + 30
     worker = executor._workers[0]  # the coordinator's own record of what it sent
