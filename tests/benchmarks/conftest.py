@@ -7,17 +7,15 @@ Episodes of the ``train`` split and returns the EpisodeRecords (with JSON trajec
 
 from __future__ import annotations
 
-import importlib.util
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
 from evoledger.kernel.authoring import Benchmark, EpisodeRecord, Trajectory, derive_seed
 from evoledger.kernel.authoring.conformance_episodes import jsonable
+from evoledger.tests.support.program_module import load_program_module
 
 PlayProgram = Callable[..., list[EpisodeRecord]]
 
@@ -31,23 +29,8 @@ class _Context:
     policy_seed: int
 
 
-def _load_policy(program: Path) -> ModuleType:
-    name = f"_test_policy_{program.name.replace('-', '_')}"
-    spec = importlib.util.spec_from_file_location(name, program / "policy.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    writes_bytecode = sys.dont_write_bytecode
-    sys.dont_write_bytecode = True  # never leave __pycache__ inside a packaged Program directory
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.dont_write_bytecode = writes_bytecode
-    return module
-
-
 def _play(benchmark: Benchmark, program: Path, *, count: int, seed: int = 0) -> list[EpisodeRecord]:
-    module = _load_policy(program)
+    module = load_program_module(program)
     records: list[EpisodeRecord] = []
     for episode in benchmark.episodes("train", seed=seed, count=count):
         context = _Context(

@@ -6,7 +6,6 @@ The checks that need the real environments run inside that venv: ``test_dm_contr
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
@@ -14,7 +13,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ from evoledger.benchmarks.dm_control_suite import (
 from evoledger.benchmarks.dm_control_tasks import METRICS
 from evoledger.kernel.authoring import EpisodeRecord, benchmark_programs
 from evoledger.kernel.registry import default_registry
+from evoledger.tests.support.program_module import load_program_module
 from gymnasium import spaces
 from pydantic import ValidationError
 
@@ -226,20 +226,6 @@ def test_feedback_names_outcomes_notes_and_scores_failures_as_zero() -> None:
     assert {a.name for a in feedback.artifacts} == {"episodes.csv"}  # no trajectories here: no trace
 
 
-def _load(program: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"_dmc_{program.name.replace('-', '_')}", program / "policy.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    writes_bytecode = sys.dont_write_bytecode
-    sys.dont_write_bytecode = True  # never leave __pycache__ inside a packaged Program directory
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.dont_write_bytecode = writes_bytecode
-    return module
-
-
 def test_every_shipped_program_acts_inside_the_action_space() -> None:
     """On random observations of each task (the Programs run on numpy alone, so this needs no dm_control)."""
     programs_dir = Path(__file__).resolve().parents[2] / "benchmarks" / "programs"
@@ -258,7 +244,7 @@ def test_every_shipped_program_acts_inside_the_action_space() -> None:
                 environment_parameters=dict(benchmark.spec.environment_parameters),
                 policy_seed=1,
             )
-            policy: Any = _load(program).make_policy(context)
+            policy: Any = load_program_module(program).make_policy(context)
             for _ in range(20):
                 observation = {
                     k: rng.normal(size=box.shape).astype(np.float64)

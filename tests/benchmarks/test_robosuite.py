@@ -6,7 +6,6 @@ The checks that need the real environments run inside that venv: ``test_robosuit
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import os
@@ -14,7 +13,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
-from types import ModuleType, SimpleNamespace
+from types import SimpleNamespace
 from typing import Any
 
 import numpy as np
@@ -31,6 +30,7 @@ from evoledger.benchmarks.robosuite_manipulation import (
 )
 from evoledger.kernel.authoring import EpisodeRecord, benchmark_programs
 from evoledger.kernel.registry import default_registry
+from evoledger.tests.support.program_module import load_program_module
 from gymnasium import spaces
 from pydantic import ValidationError
 
@@ -260,20 +260,6 @@ def test_staged_reward_components_become_notes_where_upstream_has_them() -> None
     assert stack.spec.metadata["reward_stages"] == ["reach", "lift", "stack"]
 
 
-def _load(program: Path) -> ModuleType:
-    spec = importlib.util.spec_from_file_location(f"_rs_{program.name.replace('-', '_')}", program / "policy.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    writes_bytecode = sys.dont_write_bytecode
-    sys.dont_write_bytecode = True  # never leave __pycache__ inside a packaged Program directory
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.dont_write_bytecode = writes_bytecode
-    return module
-
-
 def test_every_shipped_program_acts_inside_the_action_space() -> None:
     """On random observations of each environment (the Programs run on numpy alone: no robosuite needed)."""
     programs_dir = Path(__file__).resolve().parents[2] / "benchmarks" / "programs"
@@ -292,7 +278,7 @@ def test_every_shipped_program_acts_inside_the_action_space() -> None:
                 environment_parameters=dict(benchmark.spec.environment_parameters),
                 policy_seed=1,
             )
-            policy: Any = _load(program).make_policy(context)
+            policy: Any = load_program_module(program).make_policy(context)
             for _ in range(30):
                 observation = {k: rng.normal(size=box.shape) for k, box in benchmark.observation_space.spaces.items()}
                 action = np.asarray(policy.act(observation))
