@@ -6,7 +6,7 @@ import os
 import time
 from collections.abc import Callable
 
-__all__ = ["alive", "descendants", "parents", "wait_until"]
+__all__ = ["alive", "cmdline", "descendants", "parents", "processes_naming", "wait_until"]
 
 
 def parents() -> dict[int, int]:
@@ -34,6 +34,20 @@ def descendants(pid: int) -> set[int]:
         frontier = {child for child, parent in table.items() if parent in frontier} - found
         found |= frontier
     return found
+
+
+def cmdline(pid: int) -> str:
+    """The command line of ``pid``, its arguments joined by spaces ("" once it is gone)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return f.read().replace(b"\0", b" ").decode("utf-8", "replace")
+    except OSError:
+        return ""
+
+
+def processes_naming(text: str) -> list[int]:
+    """Every process whose command line holds ``text`` (a path, say)."""
+    return [int(e) for e in os.listdir("/proc") if e.isdigit() and text in cmdline(int(e))]
 
 
 def alive(pids: set[int]) -> set[int]:

@@ -23,30 +23,15 @@ from click.testing import CliRunner
 from evoledger.kernel.cli import cli
 from evoledger.kernel.sweep.record import read_sweep
 from evoledger.ledger.store import Ledger
-from evoledger.tests.support.process_tree import wait_until
+from evoledger.tests.support.process_tree import processes_naming, wait_until
+from evoledger.tests.support.sweep_cells import RELEASED_AGENT, count_events
 
-_SUPPORT = Path(__file__).resolve().parents[2] / "support"  # tests/support/session_call.py
 _CLI = [sys.executable, "-m", "evoledger"]
-
-# Waits for the release file, then submits on 0:2 and finishes; restarted by resume, it finishes with what is there.
-AGENT = f"""
-import os, sys, time
-sys.path.insert(0, {str(_SUPPORT)!r})
-from session_call import call
-while not os.path.exists(sys.argv[1]):
-    time.sleep(0.05)
-known = call("status")["result"]["submissions"]
-if known:
-    chosen = known[0]["submission_id"]
-else:
-    chosen = call("submit", program="program", episodes="0:2")["result"]["submission_id"]
-call("finish", candidates=[chosen])
-"""
 
 
 def _sweep_file(root: Path, *, benchmarks: tuple[str, ...], agents: tuple[str, ...], seeds: tuple[int, ...]) -> Path:
     script = root / "agent.py"
-    script.write_text(AGENT)
+    script.write_text(RELEASED_AGENT)
     release = root / "release"
     tables = {
         "scripted": f"name = {json.dumps('command:' + shlex.join([sys.executable, str(script), str(release)]))}\n"
@@ -63,29 +48,6 @@ def _sweep_file(root: Path, *, benchmarks: tuple[str, ...], agents: tuple[str, .
     path = root / "study.toml"
     path.write_text(text)
     return path
-
-
-def _events(run_dir: Path, kind: str) -> int:
-    if not (run_dir / "ledger.sqlite").is_file():
-        return 0
-    try:
-        with Ledger.open(run_dir) as ledger:
-            return sum(1 for _ in ledger.records(kinds=[kind]))
-    except Exception:  # being created: look again
-        return 0
-
-
-def _processes_naming(text: str) -> list[int]:
-    found = []
-    for entry in os.listdir("/proc"):
-        if entry.isdigit():
-            try:
-                with open(f"/proc/{entry}/cmdline", "rb") as cmdline:
-                    if text.encode() in cmdline.read():
-                        found.append(int(entry))
-            except OSError:
-                continue
-    return found
 
 
 def _sweep(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -123,7 +85,7 @@ def _kill_mid_way_and_resume(root: Path, sweep: Path, *, parallel: int, live: in
         def waiting() -> int:
             runs = out / "runs"
             found = list(runs.glob("*--scripted--*")) if runs.is_dir() else []
-            return sum(1 for run in found if _events(run, "agent-started"))
+            return sum(1 for run in found if count_events(run, "agent-started"))
 
         if not wait_until(lambda: waiting() >= live or process.poll() is not None, 240, every=0.2):
             raise AssertionError("the scripted Runs never started")
@@ -135,7 +97,7 @@ def _kill_mid_way_and_resume(root: Path, sweep: Path, *, parallel: int, live: in
             process.kill()
             process.wait()
     first = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
-    assert wait_until(lambda: not _processes_naming(str(out)), 60, every=0.2)  # no Run outlives the sweep
+    assert wait_until(lambda: not processes_naming(str(out)), 60, every=0.2)  # no Run outlives the sweep
     (root / "release").touch()
     second = _sweep(root, "--parallel", str(parallel), "--json")
     return KilledAndResumed(root, first, second, list(read_sweep(out).cells))
@@ -399,7 +361,7 @@ def test_a_sweep_killed_by_sigkill_leaves_no_run_running_and_resumes() -> None:
         )
         try:
             assert wait_until(
-                lambda: _events(run_dir, "agent-started") > 0 or process.poll() is not None, 240, every=0.2
+                lambda: count_events(run_dir, "agent-started") > 0 or process.poll() is not None, 240, every=0.2
             )
             assert process.poll() is None
             process.kill()
@@ -409,9 +371,9 @@ def test_a_sweep_killed_by_sigkill_leaves_no_run_running_and_resumes() -> None:
                 process.kill()
             assert process.stderr is not None
             process.stderr.close()
-        assert wait_until(lambda: not _processes_naming(str(out)), 60, every=0.2)
+        assert wait_until(lambda: not processes_naming(str(out)), 60, every=0.2)
         assert read_sweep(out).cells[run_dir.name].running  # the sweep could record no end
-        assert _events(run_dir, "run-ended") == 0
+        assert count_events(run_dir, "run-ended") == 0
         (root / "release").touch()
         again = _sweep(root, "--json")
         assert again.returncode == 0, again.stderr

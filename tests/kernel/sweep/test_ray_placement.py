@@ -26,33 +26,19 @@ from evoledger.kernel.sweep.ray_placement import PROBE_NAME, SharedStorageError,
 from evoledger.kernel.sweep.record import read_sweep
 from evoledger.ledger.events import SweepCellPlaced
 from evoledger.ledger.store import Ledger
-from evoledger.tests.support.process_tree import wait_until
+from evoledger.tests.support.process_tree import cmdline, processes_naming, wait_until
 from evoledger.tests.support.ray_nodes import ray_nodes
+from evoledger.tests.support.sweep_cells import RELEASED_AGENT, count_events
 
-_SUPPORT = Path(__file__).resolve().parents[2] / "support"  # tests/support/session_call.py
 _CLI = [sys.executable, "-m", "evoledger"]
 _NEEDS_RAY = pytest.mark.skipif(
     importlib.util.find_spec("ray") is None, reason="needs Ray: pip install 'evoledger[ray]'"
 )
 CELLS = ("toy-counter--scripted--seed-0", "toy-counter--scripted--seed-1")
 
-AGENT = f"""
-import os, sys, time
-sys.path.insert(0, {str(_SUPPORT)!r})
-from session_call import call
-while not os.path.exists(sys.argv[1]):
-    time.sleep(0.05)
-known = call("status")["result"]["submissions"]
-if known:
-    chosen = known[0]["submission_id"]
-else:
-    chosen = call("submit", program="program", episodes="0:2")["result"]["submission_id"]
-call("finish", candidates=[chosen])
-"""
-
 
 def _sweep_file(root: Path, seeds: tuple[int, ...] = (0, 1)) -> None:
-    (root / "agent.py").write_text(AGENT)
+    (root / "agent.py").write_text(RELEASED_AGENT)
     agent = "command:" + shlex.join([sys.executable, str(root / "agent.py"), str(root / "release")])
     (root / "study.toml").write_text(
         f'[sweep]\nname = "placed"\nseeds = {list(seeds)}\n'
@@ -63,31 +49,9 @@ def _sweep_file(root: Path, seeds: tuple[int, ...] = (0, 1)) -> None:
     )
 
 
-def _events(run_dir: Path, kind: str) -> int:
-    if not (run_dir / "ledger.sqlite").is_file():
-        return 0
-    try:
-        with Ledger.open(run_dir) as ledger:
-            return sum(1 for _ in ledger.records(kinds=[kind]))
-    except Exception:  # being created: look again
-        return 0
-
-
-def _cmdline(pid: int) -> str:
-    try:
-        with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return f.read().replace(b"\0", b" ").decode("utf-8", "replace")
-    except OSError:
-        return ""
-
-
 def _parent(pid: int) -> int:
     with open(f"/proc/{pid}/stat") as f:
         return int(f.read().rpartition(")")[2].split()[1])
-
-
-def _processes_naming(text: str) -> list[int]:
-    return [int(e) for e in os.listdir("/proc") if e.isdigit() and text in _cmdline(int(e))]
 
 
 def _placed(out: Path) -> list[SweepCellPlaced]:
@@ -118,7 +82,7 @@ def placed() -> Iterator[Placed]:
     try:
 
         def live() -> int:
-            return sum(1 for cell in CELLS if _events(out / "runs" / cell, "agent-started"))
+            return sum(1 for cell in CELLS if count_events(out / "runs" / cell, "agent-started"))
 
         if not wait_until(lambda: live() == 2 or process.poll() is not None, 300, every=0.2):
             raise AssertionError("the placed Runs never started")
@@ -126,9 +90,9 @@ def placed() -> Iterator[Placed]:
         assert wait_until(lambda: len(_placed(out)) == 2, 60, every=0.2)
         run_pids, parents = {}, {}
         for cell in CELLS:
-            (pid,) = [p for p in _processes_naming(str(out / "runs" / cell)) if " run toy/counter " in _cmdline(p)]
+            (pid,) = [p for p in processes_naming(str(out / "runs" / cell)) if " run toy/counter " in cmdline(p)]
             run_pids[cell] = pid
-            parents[cell] = _cmdline(_parent(pid))
+            parents[cell] = cmdline(_parent(pid))
         placed_live = _placed(out)
         process.send_signal(signal.SIGTERM)
         stdout, stderr = process.communicate(timeout=300)
@@ -137,7 +101,7 @@ def placed() -> Iterator[Placed]:
             process.kill()
             process.wait()
     first = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
-    assert wait_until(lambda: not _processes_naming(str(out / "runs")), 60, every=0.2)  # no Run outlives the sweep
+    assert wait_until(lambda: not processes_naming(str(out / "runs")), 60, every=0.2)  # no Run outlives the sweep
     (root / "release").touch()
     second = subprocess.run([*command, "--json"], cwd=root, capture_output=True, text=True, timeout=600)
     yield Placed(root, first, second, parents, placed_live, run_pids)
@@ -192,14 +156,14 @@ def test_a_sigkilled_placed_sweep_leaves_no_run_running_and_resumes() -> None:
         command = [*_CLI, "sweep", "study.toml", "--out", "out", "--backend", "ray"]
         process = subprocess.Popen(command, cwd=root, start_new_session=True, stderr=subprocess.DEVNULL)
         try:
-            assert wait_until(lambda: _events(out / "runs" / cell, "agent-started") > 0, 300, every=0.2)
-            assert _processes_naming(str(out / "runs" / cell))
+            assert wait_until(lambda: count_events(out / "runs" / cell, "agent-started") > 0, 300, every=0.2)
+            assert processes_naming(str(out / "runs" / cell))
             process.kill()
         finally:
             if process.poll() is None:
                 process.kill()
             process.wait()
-        assert wait_until(lambda: not _processes_naming(str(out / "runs")), 120, every=0.2)
+        assert wait_until(lambda: not processes_naming(str(out / "runs")), 120, every=0.2)
         (root / "release").touch()
         again = subprocess.run([*command, "--json"], cwd=root, capture_output=True, text=True, timeout=600)
         assert again.returncode == 0, again.stderr[-3000:]
