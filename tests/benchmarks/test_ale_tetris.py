@@ -7,7 +7,6 @@ built-in-Agent Run and replay are in ``test_ale_tetris_catalog.py`` under the ``
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import subprocess
 import sys
@@ -20,6 +19,7 @@ from evoledger.kernel.authoring import benchmark_programs
 from evoledger.kernel.evaluation import EvaluationConfig, evaluate
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 from evoledger.ledger.errors import ConfigError
+from evoledger.tests.support.program_module import load_program_module
 
 pytestmark = pytest.mark.skipif(not EXTRA.installed, reason=f"needs the extra 'ale': {EXTRA.install_command}")
 
@@ -140,25 +140,12 @@ def test_the_trace_shows_the_well_and_frames_are_rendered_without_opengl(play_pr
     assert feedback.content["visual_evidence"]["notes"] == []
 
 
-def _load_policy(program: Path) -> Any:
-    spec = importlib.util.spec_from_file_location("_tetris_heuristic", program / "policy.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ in a packaged Program
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.dont_write_bytecode = writes_bytecode
-    return module
-
-
 def test_the_heuristic_clears_rows_where_noop_clears_none() -> None:
     """In-process, without recording (a recorded image costs a list of 100,800 numbers per step here)."""
     benchmark = default_registry().make(NAME, {"max_episode_steps": 400, "repeat_action_probability": 0.0})
     heuristic = benchmark_programs(benchmark).heuristic
     assert heuristic is not None
-    policy = _load_policy(heuristic).make_policy(None)
+    policy = load_program_module(heuristic).make_policy(None)
     env = benchmark.make_environment(benchmark.episodes("train", seed=0, count=1)[0])
     rows = 0.0
     try:

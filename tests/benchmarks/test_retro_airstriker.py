@@ -8,7 +8,6 @@ the built-in-Agent Run and replay are in ``test_retro_airstriker_catalog.py`` un
 from __future__ import annotations
 
 import dataclasses
-import importlib.util
 import json
 import subprocess
 import sys
@@ -29,6 +28,7 @@ from evoledger.kernel.authoring import InvalidAction, benchmark_programs
 from evoledger.kernel.evaluation import EvaluationConfig, evaluate
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 from evoledger.ledger.errors import ConfigError
+from evoledger.tests.support.program_module import load_program_module
 
 pytestmark = pytest.mark.skipif(not EXTRA.installed, reason=f"needs the extra 'retro': {EXTRA.install_command}")
 
@@ -169,23 +169,10 @@ def test_feedback_names_outcomes_notes_and_shows_the_screen_read_in_the_trace(pl
     assert content["visual_evidence"]["notes"] == []
 
 
-def _load_policy(program: Path) -> Any:
-    spec = importlib.util.spec_from_file_location("_airstriker_heuristic", program / "policy.py")
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    writes_bytecode, sys.dont_write_bytecode = sys.dont_write_bytecode, True  # no __pycache__ in a packaged Program
-    try:
-        spec.loader.exec_module(module)
-    finally:
-        sys.dont_write_bytecode = writes_bytecode
-    return module
-
-
 def test_the_heuristic_scores_where_the_baseline_scores_nothing() -> None:
     """In-process and without recording; the comparison through evaluate() is in the catalog tests."""
     benchmark = default_registry().make(NAME, {"max_episode_steps": 250})
-    policy = _load_policy(PROGRAMS / "retro-airstriker-heuristic").make_policy(None)
+    policy = load_program_module(PROGRAMS / "retro-airstriker-heuristic").make_policy(None)
     env = benchmark.make_environment(benchmark.episodes("train", seed=0, count=1)[0])
     score = 0.0
     try:

@@ -22,8 +22,9 @@ from evoledger.benchmarks.warehouseman_rules import (
     normalized_cost,
 )
 from evoledger.kernel.authoring import EpisodeRecord, EpisodeSpec, InvalidAction, benchmark_programs, check_benchmark
-from evoledger.tests.benchmarks.conftest import PlayProgram, _load_policy
+from evoledger.tests.benchmarks.conftest import PlayProgram
 from evoledger.tests.benchmarks.test_ahc054 import cli_run_replays
+from evoledger.tests.support.program_module import load_program_module
 
 # A hand-made 6x6 case. The cells (0,0) -> (1,0) .. (5,0) -> columns 1-5 of rows 1-5 in a vertical snake ->
 # (0,5) .. (0,1) form a Hamiltonian cycle P[0..35] through the entrance P[0] = (0,0); WALK[k] is the move from
@@ -150,14 +151,14 @@ def test_baseline_is_valid_on_corner_sizes(size: tuple[int, int]) -> None:
 def test_baseline_is_valid_for_every_size_and_many_seeds() -> None:
     sizes = [(r, c) for r in range(6, 21) for c in range(6, 21)]
     _check_baseline_sizes(sizes, seeds=range(3))
-    solve = _load_policy(benchmark_programs(make_warehouseman()).baseline).solve
+    solve = load_program_module(benchmark_programs(make_warehouseman()).baseline).solve
     for seed in range(40):
         case = generate_case(seed)
         execute(case, solve(case.rows, case.columns, list(case.arrivals)))
 
 
 def _check_baseline_sizes(sizes: list[tuple[int, int]], *, seeds: range) -> None:
-    solve = _load_policy(benchmark_programs(make_warehouseman()).baseline).solve
+    solve = load_program_module(benchmark_programs(make_warehouseman()).baseline).solve
     for rows, columns in sizes:
         for seed in seeds:
             count = rows * columns - 1
