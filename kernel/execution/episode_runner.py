@@ -24,6 +24,12 @@ An Environment that has not ended the Episode after the Benchmark's ``max_episod
 truncated there (as gymnasium's ``TimeLimit`` would). The Environment is created and reset *before*
 the Policy child is started, so a Benchmark fault never consumes a child: the unused child (which
 holds nothing of any Episode) serves the next Episode.
+
+When the task queued behind this one runs the same Program, its child may load the Program while this Episode runs
+(:meth:`EpisodeRunner._start_ahead`), on a CPU no worker uses. It is blamed for nothing before its own Episode: a
+failure it reports while loading is that Episode's, a child found stopped or ended when its Episode begins is replaced
+by a fresh one (this Episode's Policy could have signalled it), and its ``make_policy`` gets at least its whole timeout
+from its own Episode's start.
 """
 
 from __future__ import annotations
@@ -57,6 +63,9 @@ __all__ = ["EpisodeRunner"]
 
 _T = TypeVar("_T")
 _MAX_MESSAGE_CHARS: Final = 2000
+_AHEAD_STEP: Final = 16
+"""The first step at which the next Episode's child may start loading its Program (:meth:`EpisodeRunner._start_ahead`;
+tried again at 4x, 16x, ... that step while nothing was ready to start)."""
 
 
 class _InfraFault(EvoLedgerError):
@@ -177,6 +186,8 @@ class EpisodeRunner:
         self._copies = itertools.count()
         self._broken = False
         self._unused: SpareChild | None = None
+        self._ahead: tuple[EpisodeTask, PolicyProcess] | None = None
+        """The next Episode's Policy child, started ahead (:meth:`_start_ahead`), with the task it was started for."""
 
     def warm_up(self) -> None:
         """Fork the first Policy child and wait for it (so start-up problems surface before any task)."""
@@ -230,6 +241,42 @@ class EpisodeRunner:
             self._broken = True
             return None, str(broken)
 
+    def _start_ahead(self, current: EpisodeTask, upcoming: Callable[[], EpisodeTask | None] | None) -> None:
+        """Have the next Episode's Policy child load its Program now, on a spare CPU, while this Episode runs.
+
+        Only for the same Program (whatever its Policy could do to this Episode's, it does to its own Program), with
+        a local zygote that sets children up on spare CPUs, and a child already forked: nothing here ever waits."""
+        if self._ahead is not None or upcoming is None or not self._zygote.sets_up_elsewhere:
+            return
+        task = upcoming()
+        if task is None or task.program_dir != current.program_dir:
+            return
+        child, self._unused = self._unused, None
+        if child is None:
+            child = self._zygote.ready_child()
+        if child is None:
+            return
+        process = PolicyProcess(child, task.limits)
+        try:
+            process.start(task.program_dir, task.policy_seed, ahead=True)
+        except PolicyFailed:  # gone already (signalled by this Episode's Policy): its own Episode forks anew
+            self._close_policy(process, want_status=False)
+            return
+        self._ahead = (task, process)
+
+    def _started_ahead(self, task: EpisodeTask) -> PolicyProcess | None:
+        """The child started ahead for ``task``, if there is one that can still serve (else it is closed)."""
+        if self._ahead is None:
+            return None
+        (planned, process), self._ahead = self._ahead, None
+        if planned is task and broken_state(process.pid) is None:
+            process.begin()
+            return process
+        # Signalled by the Episode before (stopped, killed), or ended by itself (a failure it reported while
+        # loading): never blamed on this Episode from that; a fresh child repeats the load in this Episode's time.
+        self._close_policy(process, want_status=False)
+        return None
+
     def _take_child(self) -> SpareChild:
         child, self._unused = self._unused, None
         if child is None:
@@ -241,8 +288,11 @@ class EpisodeRunner:
             child = self._zygote.take_child()
         return child
 
-    def run(self, task: EpisodeTask) -> EpisodeOutcome:
-        """Run ``task`` to its end and describe how it ended (never raises for Policy or Environment faults)."""
+    def run(self, task: EpisodeTask, upcoming: Callable[[], EpisodeTask | None] | None = None) -> EpisodeOutcome:
+        """Run ``task`` to its end and describe how it ended (never raises for Policy or Environment faults).
+
+        ``upcoming``: the task that will run next, if known yet without waiting (None otherwise); a child for it may
+        then load its Program while this Episode runs (:meth:`_start_ahead`)."""
         began = time.perf_counter()
         episode = _Episode(task)
         env: Environment | None = None
@@ -256,12 +306,16 @@ class EpisodeRunner:
                 "Benchmark.make_environment", lambda: self._benchmark.make_environment(task.episode)
             )
             wire = episode.observe(episode.environment("Environment.reset", env.reset))
-            program_dir, copy = self._stage(task.program_dir)
-            process = PolicyProcess(self._take_child(), task.limits)
-            self._fork_ahead()
-            process.start(program_dir, task.policy_seed, wire)
+            process = self._started_ahead(task)
+            if process is None:
+                program_dir, copy = self._stage(task.program_dir)
+                process = PolicyProcess(self._take_child(), task.limits)
+                self._fork_ahead()
+                process.start(program_dir, task.policy_seed, wire)
+            else:
+                self._fork_ahead()
             process.wait_ready()
-            self._loop(episode, env, process, wire)
+            self._loop(episode, env, process, wire, lambda: self._start_ahead(task, upcoming))
         except PolicyFailed as failure:
             status, message, trace = failure.code, failure.message, failure.trace
             if failure.died and process is not None:
@@ -306,9 +360,14 @@ class EpisodeRunner:
             wall_seconds=time.perf_counter() - began,
         )
 
-    def _loop(self, episode: _Episode, env: Environment, process: PolicyProcess, wire: bytes) -> None:
+    def _loop(
+        self, episode: _Episode, env: Environment, process: PolicyProcess, wire: bytes, ahead: Callable[[], None]
+    ) -> None:
+        """Step until the Episode ends; ``ahead`` is called at step :data:`_AHEAD_STEP` and at every fourfold of it
+        (by then the next task has usually arrived, and the child forked for it is set up), or at the end if sooner."""
         space = self._action_space
         max_steps = self._max_steps
+        probe = _AHEAD_STEP
         while True:
             decoded = process.act(wire)
             try:  # the action is the Policy's: failing to conform or record it is never an infra fault
@@ -332,11 +391,17 @@ class EpisodeRunner:
                 raise
             episode.add_step(action_json, step)
             wire = episode.observe(step.observation)
-            if episode.terminated or episode.truncated:
+            steps = episode.steps
+            ended = episode.terminated or episode.truncated
+            if not ended and steps >= max_steps:
+                episode.truncated = ended = True
+            if ended:
+                if steps < probe:
+                    ahead()
                 return
-            if episode.steps >= max_steps:
-                episode.truncated = True
-                return
+            if steps == probe:
+                ahead()
+                probe *= 4
 
     @staticmethod
     def _classify_death(failure: PolicyFailed, wait_status: int | None, task: EpisodeTask) -> tuple[str, str]:

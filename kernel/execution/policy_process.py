@@ -92,28 +92,47 @@ class PolicyProcess:
     def _drain_log(self) -> bool:
         return self.log.drain(self._log_fd)
 
-    def start(self, program_dir: Path, policy_seed: int, first_observation: bytes | None = None) -> None:
+    def start(
+        self, program_dir: Path, policy_seed: int, first_observation: bytes | None = None, *, ahead: bool = False
+    ) -> None:
         """Tell the child which Program to load, its seed and its limits.
 
         A small ``first_observation`` (wire bytes) is sent right behind, so that the child starts its first ``act``
         as soon as ``make_policy`` returned, without waiting a round trip for it; the first :meth:`act` then only
-        waits for the action (its time counts from the ready message, when the child starts acting)."""
+        waits for the action (its time counts from the ready message, when the child starts acting).
+
+        ``ahead``: the Episode has not begun (the worker still runs the one before): the child loads the Program on
+        the zygote's spare CPU and then joins the worker's; :meth:`begin` is called when the Episode begins."""
         limits = self.limits
-        config = {
+        config: dict[str, object] = {
             "program_dir": str(program_dir),
             "policy_seed": policy_seed,
             "memory_bytes": limits.memory_bytes,
             "cpu_seconds": limits.effective_cpu_seconds,
             "traceback_chars": limits.traceback_chars,
         }
+        if ahead:
+            config["ahead"] = True
         self._deadline = time.perf_counter() + limits.make_policy_timeout_seconds
-        ahead = first_observation is not None and len(first_observation) <= _SENT_AHEAD_BYTES
-        then = TO_CHILD_OBSERVATION + first_observation if ahead and first_observation is not None else None
+        then = self._observation_ahead(first_observation)
         # One write: a child whose make_policy fails at once may end right after reading its start, and a second
         # write would then find it gone and blame it for that (not for its failure).
         self._send(TO_CHILD_START + orjson.dumps(config), limits.make_policy_timeout_seconds, "its start", "", then)
-        if then is not None:
-            self._sent_ahead = first_observation
+
+    def begin(self) -> None:
+        """The Episode of a child started ``ahead`` begins: ``make_policy`` gets at least its whole timeout from now
+        (never less than a child started now would have, however long the Episode before lasted or stopped it).
+
+        The first observation is not sent ahead here: the child may have ended meanwhile (a failure it reported while
+        loading), and a write that found it gone would blame it for that instead."""
+        self._deadline = max(self._deadline, time.perf_counter() + self.limits.make_policy_timeout_seconds)
+
+    def _observation_ahead(self, observation: bytes | None) -> bytes | None:
+        """The frame that sends a small ``observation`` before the first :meth:`act` asks for it (None: too big)."""
+        if observation is None or len(observation) > _SENT_AHEAD_BYTES:
+            return None
+        self._sent_ahead = observation
+        return TO_CHILD_OBSERVATION + observation
 
     def _send(self, frame: bytes, timeout: float, what: str, timeout_reason: str, then: bytes | None = None) -> None:
         began = time.perf_counter()

@@ -7,7 +7,9 @@ pipe (so ``print()`` can never corrupt the channel), the channel moved to fd 3, 
 inherited descriptor closed. It then waits for the start message, applies the resource limits
 (``RLIMIT_AS``, ``RLIMIT_CPU``, no core files), seeds the process-global ``random`` and
 ``numpy.random`` generators and the context's spaces from the Policy seed (so Programs that use them
-replay exactly), imports ``policy.py`` and calls ``make_policy(context)``.
+replay exactly), imports ``policy.py`` and calls ``make_policy(context)``. A start marked ``ahead`` comes while the
+worker still runs the Episode before: the child then loads on the CPUs it was set up on (the zygote's spare ones), and
+joins the worker's CPU before it says it is ready.
 
 Failure codes the child reports itself: ``exception`` (anything raised by the Program, including
 ``SystemExit``), ``memory`` (``MemoryError``), ``invalid_action`` (``act`` returned a value that is not on
@@ -258,6 +260,7 @@ def _load_policy(program_dir: Path, context: PolicyContext) -> Any:
 
 
 def _serve(channel: FrameChannel, template: PolicyTemplate, cpu: int | None) -> None:
+    setup_cpus = os.sched_getaffinity(0)
     if cpu is not None:
         # Set up (on the zygote's spare CPU, maybe), wait on the worker's: every step is an exchange with the worker,
         # and moving now costs nothing to any Episode, where moving at the start waited for that CPU (measured: ms).
@@ -268,6 +271,9 @@ def _serve(channel: FrameChannel, template: PolicyTemplate, cpu: int | None) -> 
     config: dict[str, Any] = orjson.loads(start[1:])
     trace_limit = int(config["traceback_chars"])
     policy_seed = int(config["policy_seed"])
+    ahead = cpu is not None and config.get("ahead") is True and setup_cpus != {cpu}
+    if ahead:  # started while the worker runs the Episode before this one: load where that Episode does not run
+        os.sched_setaffinity(0, setup_cpus)
     try:
         _apply_limits(config["memory_bytes"], int(config["cpu_seconds"]))
         _seed_everything(template, policy_seed)
@@ -287,6 +293,8 @@ def _serve(channel: FrameChannel, template: PolicyTemplate, cpu: int | None) -> 
     except BaseException as exc:
         _report(channel, _failure_from(exc, trace_limit))
         return
+    if ahead and cpu is not None:
+        os.sched_setaffinity(0, {cpu})
     _flush_stdio()
     channel.send(b"R")
     while True:

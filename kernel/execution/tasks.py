@@ -104,7 +104,8 @@ class EpisodeOutcome:
     ``policy_log`` is the tail of the Policy's stdout and stderr; ``traceback`` is the bounded traceback
     of a Policy failure. ``trajectory`` is canonical trajectory JSON (``encode_trajectory``) or None when
     recording was off. ``policy_seconds`` is time spent waiting for the Policy (``make_policy`` and every
-    ``act``), ``environment_seconds`` time inside the Environment, ``wall_seconds`` the whole Episode.
+    ``act``; of a Program loaded while the Episode before ran, only what was left when this one began),
+    ``environment_seconds`` time inside the Environment, ``wall_seconds`` the whole Episode.
     """
 
     split: Split

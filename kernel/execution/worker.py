@@ -38,7 +38,7 @@ import gymnasium  # noqa: F401  (pre-imported so every Policy child starts with 
 import numpy  # noqa: F401
 import orjson
 from evoledger.kernel.execution.abi.plan import child_abi_for
-from evoledger.kernel.execution.channel import ChannelClosed, FrameChannel
+from evoledger.kernel.execution.channel import ChannelClosed, ChannelError, FrameChannel
 from evoledger.kernel.execution.episode_runner import EpisodeRunner
 from evoledger.kernel.execution.messages import (
     COORDINATOR_MAX_FRAME,
@@ -51,6 +51,7 @@ from evoledger.kernel.execution.messages import (
     outcome_to_frame,
     task_from_json,
 )
+from evoledger.kernel.execution.tasks import EpisodeTask
 from evoledger.kernel.execution.worker_start import parse_arguments
 from evoledger.kernel.execution.zygote import Zygote
 from evoledger.kernel.registry import BenchmarkRef, resolve_benchmark
@@ -126,23 +127,51 @@ def _start(channel: FrameChannel, zygote: Zygote | None, sandboxes: _Sandboxes |
     return runner
 
 
+class _Inbox:
+    """The coordinator's messages, one of which may have been read ahead: the task queued behind the running one."""
+
+    def __init__(self, channel: FrameChannel) -> None:
+        self._channel = channel
+        self._held: tuple[bytes, tuple[int, EpisodeTask] | None] | None = None
+
+    def next(self) -> tuple[bytes, tuple[int, EpisodeTask] | None]:
+        """The next message (waiting for it) and, for a task, its id and task (parsed once)."""
+        if self._held is not None:
+            held, self._held = self._held, None
+            return held
+        frame = self._channel.receive()
+        return frame, task_from_json(frame[1:]) if frame[:1] == TO_WORKER_TASK else None
+
+    def upcoming(self) -> EpisodeTask | None:
+        """The task queued behind the running one if it has arrived (read ahead, never waiting), else None."""
+        if self._held is None:
+            try:
+                frame = self._channel.receive(0.0)
+            except ChannelError:  # not (wholly) here yet; a closed or broken channel is found again by next()
+                return None
+            self._held = frame, task_from_json(frame[1:]) if frame[:1] == TO_WORKER_TASK else None
+        parsed = self._held[1]
+        return None if parsed is None else parsed[1]
+
+
 def _serve(channel: FrameChannel, runner: EpisodeRunner) -> None:
+    inbox = _Inbox(channel)
     while True:
         try:
-            frame = channel.receive()
+            frame, parsed = inbox.next()
         except ChannelClosed:
             return
         kind = frame[:1]
         if kind == TO_WORKER_QUIT:
             return
-        if kind != TO_WORKER_TASK:
+        if parsed is None:
             raise ValueError(f"unexpected message kind {kind!r} from the coordinator")
-        task_id, task = task_from_json(frame[1:])
+        task_id, task = parsed
         try:
             channel.send(bytes((WORKER_ACCEPTED,)))  # a death before this frame means the task never started
         except ChannelClosed:
             return
-        outcome = runner.run(task)
+        outcome = runner.run(task, inbox.upcoming)
         try:
             channel.send(outcome_to_frame(outcome, task_id))
         except ChannelClosed:

@@ -22,7 +22,8 @@ can never be reused under it. When the worker goes away (end of file), the zygot
 process group and exits; if the worker is killed, the kernel kills the zygote, and with it each child
 (``PR_SET_PDEATHSIG``, :mod:`~.process_guard`). Locally, when some CPU has no worker, the zygote runs there, so the
 next Episode's child is forked and set up on that free CPU while the worker runs this Episode; the child then joins
-the worker's CPU, where it waits for its Episode, and a killed child is freed on the free CPU again. A Policy that
+the worker's CPU, where it waits for its Episode (or, started ahead for the same Program, loads it on the free CPU
+first: :mod:`~.episode_runner`), and a killed child is freed on the free CPU again. A Policy that
 stops or kills the zygote is found out (``check_alive``) once its Episode is over, and blamed.
 
 With ``--isolation bwrap`` (:mod:`~.isolation`) the zygote is not forked but launched per worker inside a
@@ -41,6 +42,7 @@ import fcntl
 import gc
 import os
 import pickle
+import select
 import signal
 import socket
 import struct
@@ -307,6 +309,18 @@ class Zygote:
         while not self._spares:
             self._read_one()
         return self._spares.popleft()
+
+    def ready_child(self) -> SpareChild | None:
+        """The oldest requested child if it is forked already, else None (never waits for the zygote)."""
+        while not self._spares and self._pending and select.select([self._sock], [], [], 0)[0]:
+            self._read_one()
+        return self._spares.popleft() if self._spares else None
+
+    @property
+    def sets_up_elsewhere(self) -> bool:
+        """Whether a child sets up on CPUs other than the worker's (a local zygote on spare CPUs): only then can a
+        child load its Program while the worker runs an Episode without taking CPU from that Episode."""
+        return self._teardown_cpus is not None
 
     def wait_status(self, pid: int) -> int:
         """The wait status of child ``pid``, which the caller has already killed."""
