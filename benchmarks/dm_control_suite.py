@@ -33,8 +33,8 @@ it lands on its feet and otherwise flops it forward along the ground until it no
 beats the zero action on all three without a gait (seed 3, 8 Episodes: 488 against 79 on stand, 131 against 14 on
 walk, 90 against 13 on run). The hopper's stand balances the hopper in a crouch when it lands on its foot but cannot
 get it up from the ground, so it wins on the few Episodes whose drop lands upright (seed 3, 16 Episodes: 84 against
-4; seed 11: 68 against 1); hop ships the baseline only: the same crouch earns almost nothing there (2.5 against 0.3
-over 40 seeds), and no forward hopping gait was found.
+4; seed 11: 68 against 1); hop ships the baseline only: the same crouch earns almost nothing there (1.7 against 0.3
+over 40 seeds), and no forward hopping gait was found. The humanoid's three tasks were not attempted.
 
 There is no visual evidence: rendering would need ``dm_control`` (and GL) in the Host.
 """
