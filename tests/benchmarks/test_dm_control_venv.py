@@ -137,8 +137,12 @@ COMPARISONS: Final[dict[str, tuple[int, int | None, float]]] = {
     "dm-control/ball-in-cup-catch": (8, 500, 200.0),  # seed 3: 419.5 (every Episode 307-493) against 0.0
     "dm-control/finger-spin": (5, 300, 30.0),  # seed 3: 61.6 (50-76) against 0.0
     "dm-control/fish-swim": (8, None, 150.0),  # seed 3: 360.1 against 68.2
+    "dm-control/hopper-stand": (16, None, 40.0),  # seed 3: 84.3 (0-876: one Episode stands) against 3.8 (0-18)
     "dm-control/swimmer-swimmer6": (8, None, 200.0),  # seed 3: 547.7 against 80.4
     "dm-control/swimmer-swimmer15": (8, None, 150.0),  # seed 3: 364.7 against 36.4
+    "dm-control/walker-run": (8, None, 40.0),  # seed 3: 89.6 (every Episode 64-157) against 13.3 (10-22)
+    "dm-control/walker-stand": (8, None, 200.0),  # seed 3: 488.5 (274-932) against 79.4 (61-132)
+    "dm-control/walker-walk": (8, None, 60.0),  # seed 3: 131.4 (84-167) against 13.8 (10-22)
 }
 """Episodes, ``max_episode_steps`` (``None``: the full 1000) and the margin (in return) by which the heuristic must
 beat the baseline, where they differ from the default (5 Episodes, full length, any margin): shorter where that
