@@ -188,7 +188,7 @@ def test_a_node_that_does_not_see_the_sweeps_folder_is_refused_before_any_run() 
         _sweep_file(root, seeds=(0,))
         (root / "shared").mkdir()
         hidden = ["bwrap", "--dev-bind", "/", "/", "--tmpfs", str(root / "shared"), "--die-with-parent"]
-        with ray_nodes(root, second_prefix=hidden) as (address, env):
+        with ray_nodes(root, second_prefix=hidden) as (address, env, _):
             done = subprocess.run(
                 [*_CLI, "sweep", "study.toml", "--out", "shared/out", "--backend", "ray", "--ray-address", address],
                 cwd=root,
