@@ -22,11 +22,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from evoledger.kernel.sweep.ray_placement import PROBE_NAME, SharedStorageError, check_storage, storage_error
+from evoledger.kernel.sweep.ray_placement import (
+    EXIT_SUFFIX,
+    PROBE_NAME,
+    SharedStorageError,
+    check_storage,
+    host_cell,
+    storage_error,
+)
 from evoledger.kernel.sweep.record import read_sweep
 from evoledger.ledger.events import SweepCellPlaced
 from evoledger.ledger.store import Ledger
-from evoledger.tests.support.process_tree import cmdline, processes_naming, wait_until
+from evoledger.tests.support.process_tree import alive, cmdline, processes_naming, wait_until
 from evoledger.tests.support.ray_nodes import ray_nodes
 from evoledger.tests.support.sweep_cells import RELEASED_AGENT, count_events
 
@@ -136,6 +143,8 @@ def test_sigterm_stops_the_placed_runs_and_the_second_sweep_resumes_them_on_ray(
     for cell in CELLS:
         history = state.cells[cell]
         assert [e.outcome for e in ends if e.cell == cell] == ["interrupted", "finished"]  # type: ignore[attr-defined]
+        # the stopped Run's exit code, as a local Run's is recorded (its cancelled Ray task returned none)
+        assert [e.exit_code for e in ends if e.cell == cell] == [-signal.SIGTERM, 0]  # type: ignore[attr-defined]
         assert (history.attempts, history.last_mode) == (2, "resume")
         assert history.placed is not None
         assert history.placed.attempt == 2
@@ -206,6 +215,24 @@ def test_a_node_that_does_not_see_the_sweeps_folder_is_refused_before_any_run() 
         assert read_sweep(out).cells[CELLS[0]].attempts == 0
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_cancelled_cell_task_stops_its_run_and_leaves_its_exit_code_for_the_sweep(tmp_path: Path) -> None:
+    """Ray cancels a task by raising KeyboardInterrupt in it, and the task then returns Ray's cancellation alone: the
+    task stops the Run and writes its exit code next to its log for the sweep instead."""
+    (tmp_path / PROBE_NAME).write_text("t0k3n")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    exit_file = logs / f"c.log{EXIT_SUFFIX}"
+    exit_file.write_text("0")  # an earlier attempt's: removed when the Run starts
+    argv = [sys.executable, "-c", "import time; time.sleep(120)"]
+    task = host_cell(argv, str(logs / "c.log"), str(tmp_path), str(tmp_path / PROBE_NAME), "t0k3n", 30)
+    pid = next(task)["pid"]
+    assert not exit_file.exists()
+    with pytest.raises(KeyboardInterrupt):
+        task.throw(KeyboardInterrupt)  # as Ray raises it in the cancelled task
+    assert not alive({pid})
+    assert exit_file.read_text() == str(-signal.SIGTERM)  # stopped as evoledger run stops on SIGTERM
 
 
 def test_the_storage_check_names_what_a_node_cannot_do(tmp_path: Path) -> None:
