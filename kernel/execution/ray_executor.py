@@ -20,8 +20,9 @@ milliseconds of actor call (``bench/ray_bench.py`` measures both).
   actor's slot gets a new actor (any node) but no Episode until it has started: after a node is lost the cluster
   may have no free CPU for it, and the Episodes go on on the actors left. Should no actor be left for
   ``startup_timeout`` seconds, the Episodes still waiting end as ``infra_fault``.
-* **Ray itself.** ``address`` None starts a private local Ray instance (no dashboard, no logs on stdout, its
-  files in a fresh ``/tmp/evoledger-ray-*`` folder) that :meth:`~RayExecutor.close` stops and removes; ``auto``,
+* **Ray itself** (:mod:`~.ray_connection`). ``address`` None starts a private local Ray instance (no dashboard, no
+  logs on stdout, its files in a fresh ``/tmp/evoledger-ray-*`` folder, removed with what is left of it even when
+  this process is killed) that :meth:`~RayExecutor.close` stops and removes; ``auto``,
   ``ray://HOST:PORT`` or ``HOST:PORT`` connect to an existing cluster, whose nodes must have evoledger (and the
   Benchmark's packages) installed. Executors of one process share the connection the first one made (the last to
   close stops it); Ray initialised by the caller (tests, a sweep) is used as it is and left running.
@@ -33,11 +34,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
-import logging
-import os
-import shutil
-import tempfile
-import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -50,6 +46,7 @@ from evoledger.kernel.execution.executor import _watchdog_seconds
 from evoledger.kernel.execution.isolation import IsolationChoice, resolve_isolation
 from evoledger.kernel.execution.messages import outcome_from_frame, task_to_json
 from evoledger.kernel.execution.ray_actor import EpisodeActor
+from evoledger.kernel.execution.ray_connection import connect, disconnect
 from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
 from evoledger.kernel.registry import BenchmarkRef, UntrustedRecordError
 from evoledger.ledger.canonical import digest_of
@@ -62,11 +59,6 @@ _RAY_SLACK_SECONDS: Final = 60.0
 """Wall-clock time an actor gets beyond its own worker's watchdog before it is presumed lost and killed."""
 _WAIT_SECONDS: Final = 1.0
 _CLOSE_SECONDS: Final = 10.0
-_lock = threading.Lock()
-_users = 0
-"""Open RayExecutors of this process that share the Ray connection one of them made (the last one closes it)."""
-_temp_dir: str | None = None
-"""The files of the private local Ray instance that connection started (removed when it is stopped)."""
 _QUEUE_DEPTH: Final = 2
 """Episodes queued on each actor: the next one is there when one ends (no round trip to the Host in between)."""
 _SHIPPED_PROGRAMS: Final = 32
@@ -168,46 +160,12 @@ class RayExecutor:
             raise
 
     def _connect(self, address: str | None, workers: int) -> None:
-        global _users, _temp_dir
-        ray = self._ray
-        with _lock:
-            if ray.is_initialized():
-                if _users > 0:  # another RayExecutor of this process connected it: share it, last one disconnects
-                    _users += 1
-                    self._connected = True
-                return  # initialised by the caller (tests, a sweep): theirs to stop
-            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-            quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
-            if address is None:
-                temp_dir = tempfile.mkdtemp(prefix="evoledger-ray-", dir="/tmp")  # socket paths must stay short
-                try:
-                    ray.init(num_cpus=workers, include_dashboard=False, _temp_dir=temp_dir, **quiet)
-                except BaseException:
-                    shutil.rmtree(temp_dir, ignore_errors=True)
-                    raise
-                _temp_dir = temp_dir
-            else:
-                try:
-                    ray.init(address=address, **quiet)
-                except (ConnectionError, RuntimeError, ValueError) as exc:
-                    raise InfraError(f"cannot connect to the Ray cluster at --ray-address {address}: {exc}") from None
-            _users = 1
-            self._connected = True
+        self._connected = connect(self._ray, address, workers)
 
     def _disconnect(self) -> None:
-        global _users, _temp_dir
-        if not self._connected:
-            return
-        self._connected = False
-        with _lock:
-            _users -= 1
-            if _users > 0:
-                return
-            with contextlib.suppress(Exception):
-                self._ray.shutdown()
-            if _temp_dir is not None:
-                shutil.rmtree(_temp_dir, ignore_errors=True)
-                _temp_dir = None
+        if self._connected:
+            self._connected = False
+            disconnect(self._ray)
 
     def _new_actor(self) -> Any:
         return self._actor_class.options(scheduling_strategy="SPREAD").remote(*self._settings)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -33,7 +34,7 @@ from evoledger.kernel.sweep.ray_placement import (
 from evoledger.kernel.sweep.record import read_sweep
 from evoledger.ledger.events import SweepCellPlaced
 from evoledger.ledger.store import Ledger
-from evoledger.tests.support.process_tree import alive, cmdline, processes_naming, wait_until
+from evoledger.tests.support.process_tree import alive, cmdline, descendants, processes_naming, wait_until
 from evoledger.tests.support.ray_nodes import ray_nodes
 from evoledger.tests.support.sweep_cells import RELEASED_AGENT, count_events
 
@@ -157,7 +158,9 @@ def test_sigterm_stops_the_placed_runs_and_the_second_sweep_resumes_them_on_ray(
 @_NEEDS_RAY
 @pytest.mark.catalog
 def test_a_sigkilled_placed_sweep_leaves_no_run_running_and_resumes() -> None:
-    """The sweep ends without stopping anything: Ray ends its workers, and the Run gets SIGTERM from the kernel."""
+    """The sweep ends without stopping anything: Ray ends its workers, and the Run gets SIGTERM from the kernel. The
+    reaper of the sweep's private Ray instance ends the rest of it (Ray's agents outlived it by a minute) and removes
+    its folder."""
     root = Path(tempfile.mkdtemp(prefix="evr-", dir="/tmp"))
     try:
         _sweep_file(root, seeds=(0,))
@@ -167,12 +170,16 @@ def test_a_sigkilled_placed_sweep_leaves_no_run_running_and_resumes() -> None:
         try:
             assert wait_until(lambda: count_events(out / "runs" / cell, "agent-started") > 0, 300, every=0.2)
             assert processes_naming(str(out / "runs" / cell))
+            ray_tree = {pid for pid in descendants(process.pid) if str(root) not in cmdline(pid)}  # not the Run
+            (folder,) = {found for pid in ray_tree for found in re.findall(r"/tmp/evoledger-ray-[^/ ]+", cmdline(pid))}
             process.kill()
         finally:
             if process.poll() is None:
                 process.kill()
             process.wait()
         assert wait_until(lambda: not processes_naming(str(out / "runs")), 120, every=0.2)
+        assert wait_until(lambda: not alive(ray_tree), 30, every=0.2), [cmdline(pid) for pid in alive(ray_tree)]
+        assert wait_until(lambda: not Path(folder).exists(), 30, every=0.2)
         (root / "release").touch()
         again = subprocess.run([*command, "--json"], cwd=root, capture_output=True, text=True, timeout=600)
         assert again.returncode == 0, again.stderr[-3000:]
