@@ -9,8 +9,9 @@ cannot is a :class:`SharedStorageError`, naming the node and the fix.
 
 * **The task** (:func:`host_cell`, a Ray generator task with ``max_retries=0``: a Run is never started twice) reserves
   ``num_cpus`` (the Run's ``--workers`` when its Episodes run on its node), starts the cell's command line in its own
-  session with ``PR_SET_PDEATHSIG``, so that the Run dies with the Ray worker that started it, and yields where it runs
-  (node id, host name, address, process id), then the process's exit code.
+  session under a shepherd (:mod:`~.run_shepherd`), so that the Run gets ``SIGTERM`` when the Ray worker that started
+  it ends (Ray kills a worker's direct children: the shepherd, never the Run), and yields where it runs (node
+  id, host name, address, the Run's process id), then the process's exit code.
 * **Stopping** (the sweep's Ctrl-C or ``SIGTERM``): :meth:`PlacedRun.send_signal` cancels the task; Ray raises
   ``KeyboardInterrupt`` in it, and the task sends the Run ``SIGTERM`` (which stops it cleanly, resumable, as ``evoledger
   run`` stops) and waits for it. A cancelled task's result is Ray's cancellation, so the task writes the Run's exit
@@ -46,6 +47,8 @@ PROBE_NAME: Final = ".ray-storage-probe"
 EXIT_SUFFIX: Final = ".exit"
 """A stopped placed Run's exit code is written to its log's path plus this (the cancelled task returns none)."""
 _PR_SET_PDEATHSIG: Final = 1
+_SHEPHERD: Final = Path(__file__).with_name("run_shepherd.py")
+"""The cell's process is started through :mod:`~.run_shepherd`, which stops it cleanly when Ray ends the task."""
 _POLL_SECONDS: Final = 0.1
 _PROBE_SECONDS: Final = 300.0
 """How long the probe tasks may wait for a node to take them (a busy cluster) before the sweep gives up."""
@@ -103,18 +106,29 @@ def host_cell(
         return
     exit_file = Path(log_path + EXIT_SUFFIX)
     exit_file.unlink(missing_ok=True)  # an earlier attempt's
-    with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=cwd if os.path.isdir(cwd) else None,
-            start_new_session=True,
-            preexec_fn=_die_with_parent,  # Ray runs a task on its worker's main thread
-        )
+    report, reported = os.pipe()
     try:
-        yield {**checked, "pid": process.pid}
+        try:
+            with open(log_path, "ab") as log:
+                process = subprocess.Popen(
+                    [sys.executable, "-I", "-S", str(_SHEPHERD), str(reported), *argv],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    cwd=cwd if os.path.isdir(cwd) else None,
+                    start_new_session=True,
+                    preexec_fn=_die_with_parent,  # Ray runs a task on its worker's main thread
+                    pass_fds=(reported,),
+                )
+        finally:
+            os.close(reported)
+    except BaseException:
+        os.close(report)
+        raise
+    try:
+        with os.fdopen(report, "rb") as pids:
+            line = pids.readline().strip()  # the Run's process id; nothing if the shepherd could not start it
+        yield {**checked, "pid": int(line) if line.isdigit() else process.pid}
         while process.poll() is None:
             time.sleep(_POLL_SECONDS)
     except KeyboardInterrupt:  # the sweep cancelled this task: stop the Run as evoledger run stops on SIGTERM
