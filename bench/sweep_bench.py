@@ -17,6 +17,19 @@ the sweep file and the polling of each Run's ledger; its Runs' processes are not
 inflate as it does wall times. The machine is noisy and shared: compare the ratios, not the seconds, and run
 it a few times. ``--quick`` (the test suite's smoke run) sweeps 2 Runs (one Benchmark, one seed) with a budget of 2
 and leaves out the plain ``evoledger run`` loop.
+
+Measured (``--repeat 2``, 2 CPUs shared with other sessions: no quiet machine was to be had), medians:
+
+* load average 3-15 (rising during the run): ``--parallel 2`` 31.2 s, ``--backend ray`` 71.3 s (2.29x the time),
+  ``--parallel 1`` 38.1 s;
+* load average 15-24: ``--parallel 2`` 45.4 s, ``--backend ray`` 60.7 s (1.34x the time), ``--parallel 1`` 83.9 s;
+* load average 12-17: ``--parallel 2`` 34.8 s, ``--backend ray`` 57.9 s (1.66x the time; its rounds 2.75x and
+  1.07x), ``--parallel 1`` 69.6 s.
+
+Placing 8 small Runs on a one-machine Ray instance costs its start, the storage probe and a Ray task per Run: the
+ratio is that overhead against Runs of a few seconds. It moved between 1.1x and 2.8x from round to round with the
+other sessions' load, as the ``--parallel 2`` / ``--parallel 1`` ratio did (1.0x to 3.1x); a quiet machine would pin
+it down better.
 """
 
 from __future__ import annotations

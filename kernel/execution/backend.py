@@ -10,10 +10,6 @@ from __future__ import annotations
 import contextlib
 import importlib
 import importlib.util
-import logging
-import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final, Literal, get_args
@@ -103,15 +99,11 @@ def shared_backend(backend: ExecutionBackend | None, *, cpus: int) -> Iterator[E
         yield backend
         return
     require_ray()
+    from evoledger.kernel.execution.ray_connection import start_local, stop_local
+
     ray = importlib.import_module("ray")
-    os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-    temp_dir = tempfile.mkdtemp(prefix="evoledger-ray-", dir="/tmp")  # socket paths must stay short
+    local = start_local(ray, cpus)
     try:
-        context = ray.init(
-            num_cpus=cpus, include_dashboard=False, _temp_dir=temp_dir, log_to_driver=False, logging_level=logging.ERROR
-        )
-        yield ExecutionBackend("ray", str(context.address_info["gcs_address"]))
+        yield ExecutionBackend("ray", local.address)
     finally:
-        with contextlib.suppress(Exception):
-            ray.shutdown()
-        shutil.rmtree(temp_dir, ignore_errors=True)
+        stop_local(ray, local)

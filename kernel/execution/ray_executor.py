@@ -15,10 +15,14 @@ milliseconds of actor call (``bench/ray_bench.py`` measures both).
 * **Outcomes** come back in task order, as the worker's own outcome frames; trajectories are byte-identical to
   the local backend's (an Episode depends only on its task). Only the caller (the Host) appends to any ledger.
 * **A lost actor** (its Ray worker process killed, its node lost) is an infra fault, never the Policy's: the
-  Episode is retried on a new actor (any node), up to ``max_attempts`` runs in all; after that its outcome is
-  ``infra_fault``, which the Host refunds. Faults inside the actor's worker are reported as locally.
-* **Ray itself.** ``address`` None starts a private local Ray instance (no dashboard, no logs on stdout, its
-  files in a fresh ``/tmp/evoledger-ray-*`` folder) that :meth:`~RayExecutor.close` stops and removes; ``auto``,
+  Episode is retried on the actors left or a new one, up to ``max_attempts`` runs in all; after that its outcome is
+  ``infra_fault``, which the Host refunds. Faults inside the actor's worker are reported as locally. The lost
+  actor's slot gets a new actor (any node) but no Episode until it has started: after a node is lost the cluster
+  may have no free CPU for it, and the Episodes go on on the actors left. Should no actor be left for
+  ``startup_timeout`` seconds, the Episodes still waiting end as ``infra_fault``.
+* **Ray itself** (:mod:`~.ray_connection`). ``address`` None starts a private local Ray instance (no dashboard, no
+  logs on stdout, its files in a fresh ``/tmp/evoledger-ray-*`` folder, removed with what is left of it even when
+  this process is killed) that :meth:`~RayExecutor.close` stops and removes; ``auto``,
   ``ray://HOST:PORT`` or ``HOST:PORT`` connect to an existing cluster, whose nodes must have evoledger (and the
   Benchmark's packages) installed. Executors of one process share the connection the first one made (the last to
   close stops it); Ray initialised by the caller (tests, a sweep) is used as it is and left running.
@@ -30,11 +34,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import importlib
-import logging
-import os
-import shutil
-import tempfile
-import threading
 import time
 from collections import deque
 from collections.abc import Iterator, Sequence
@@ -47,6 +46,7 @@ from evoledger.kernel.execution.executor import _watchdog_seconds
 from evoledger.kernel.execution.isolation import IsolationChoice, resolve_isolation
 from evoledger.kernel.execution.messages import outcome_from_frame, task_to_json
 from evoledger.kernel.execution.ray_actor import EpisodeActor
+from evoledger.kernel.execution.ray_connection import connect, disconnect
 from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
 from evoledger.kernel.registry import BenchmarkRef, UntrustedRecordError
 from evoledger.ledger.canonical import digest_of
@@ -59,11 +59,6 @@ _RAY_SLACK_SECONDS: Final = 60.0
 """Wall-clock time an actor gets beyond its own worker's watchdog before it is presumed lost and killed."""
 _WAIT_SECONDS: Final = 1.0
 _CLOSE_SECONDS: Final = 10.0
-_lock = threading.Lock()
-_users = 0
-"""Open RayExecutors of this process that share the Ray connection one of them made (the last one closes it)."""
-_temp_dir: str | None = None
-"""The files of the private local Ray instance that connection started (removed when it is stopped)."""
 _QUEUE_DEPTH: Final = 2
 """Episodes queued on each actor: the next one is there when one ends (no round trip to the Host in between)."""
 _SHIPPED_PROGRAMS: Final = 32
@@ -149,6 +144,9 @@ class RayExecutor:
         self._queued: list[list[Any]] = []
         """Per slot: the refs of the Episodes sent to its actor and not yet received, in the order they run."""
         self._starting: list[Any] = []
+        self._down: dict[int, Any] = {}
+        """Slots given no Episode: the start reference of their lost actor's replacement (None: it cannot start)."""
+        self._stalled_since: float | None = None
         try:
             self._connect(address, workers)
             self._actor_class = self._ray.remote(num_cpus=1, max_restarts=0, max_task_retries=0)(EpisodeActor)
@@ -162,46 +160,12 @@ class RayExecutor:
             raise
 
     def _connect(self, address: str | None, workers: int) -> None:
-        global _users, _temp_dir
-        ray = self._ray
-        with _lock:
-            if ray.is_initialized():
-                if _users > 0:  # another RayExecutor of this process connected it: share it, last one disconnects
-                    _users += 1
-                    self._connected = True
-                return  # initialised by the caller (tests, a sweep): theirs to stop
-            os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
-            quiet: dict[str, Any] = {"log_to_driver": False, "logging_level": logging.ERROR}
-            if address is None:
-                temp_dir = tempfile.mkdtemp(prefix="evoledger-ray-", dir="/tmp")  # socket paths must stay short
-                try:
-                    ray.init(num_cpus=workers, include_dashboard=False, _temp_dir=temp_dir, **quiet)
-                except BaseException:
-                    shutil.rmtree(temp_dir, ignore_errors=True)
-                    raise
-                _temp_dir = temp_dir
-            else:
-                try:
-                    ray.init(address=address, **quiet)
-                except (ConnectionError, RuntimeError, ValueError) as exc:
-                    raise InfraError(f"cannot connect to the Ray cluster at --ray-address {address}: {exc}") from None
-            _users = 1
-            self._connected = True
+        self._connected = connect(self._ray, address, workers)
 
     def _disconnect(self) -> None:
-        global _users, _temp_dir
-        if not self._connected:
-            return
-        self._connected = False
-        with _lock:
-            _users -= 1
-            if _users > 0:
-                return
-            with contextlib.suppress(Exception):
-                self._ray.shutdown()
-            if _temp_dir is not None:
-                shutil.rmtree(_temp_dir, ignore_errors=True)
-                _temp_dir = None
+        if self._connected:
+            self._connected = False
+            disconnect(self._ray)
 
     def _new_actor(self) -> Any:
         return self._actor_class.options(scheduling_strategy="SPREAD").remote(*self._settings)
@@ -231,7 +195,7 @@ class RayExecutor:
 
     @property
     def actor_pids(self) -> tuple[int, ...]:
-        """The actors' process ids (Ray worker processes), by slot: for diagnostics and tests."""
+        """The actors' process ids (Ray worker processes), by slot, once each has started: for diagnostics and tests."""
         reports = self._ray.get([a.start.remote() for a in self._actors])
         return tuple(int(r["pid"]) for r in reports)
 
@@ -250,7 +214,7 @@ class RayExecutor:
         self._closed = True
         ray = self._ray if hasattr(self, "_ray") else None
         if ray is not None and self._actors:
-            closing = [a.close.remote() for a in self._actors]
+            closing = [a.close.remote() for slot, a in enumerate(self._actors) if slot not in self._down]
             with contextlib.suppress(Exception):
                 ray.wait(closing, num_returns=len(closing), timeout=_CLOSE_SECONDS)
             for actor in self._actors:
@@ -309,7 +273,7 @@ class RayExecutor:
         try:
             while next_position < len(tasks):
                 for slot, queued in enumerate(self._queued):
-                    while pending and len(queued) < _QUEUE_DEPTH:
+                    while pending and len(queued) < _QUEUE_DEPTH and slot not in self._down:
                         position = pending.popleft()
                         digest, objects = programs[position]
                         actor = self._actors[slot]
@@ -342,8 +306,17 @@ class RayExecutor:
             if now >= flight.deadline and self._actors[flight.slot] is flight.actor:  # unresponsive: kill it
                 with contextlib.suppress(Exception):
                     ray.kill(flight.actor)  # its refs then fail as lost
-        ready, _ = ray.wait(list(in_flight), num_returns=1, timeout=_WAIT_SECONDS)
+        if self._stalled(now, in_flight, pending, tasks, done):
+            return
+        starting = {ref: slot for slot, ref in self._down.items() if ref is not None}
+        if not in_flight and not starting:  # every slot down for good: wait out the stall
+            time.sleep(_WAIT_SECONDS)
+            return
+        ready, _ = ray.wait([*in_flight, *starting], num_returns=1, timeout=_WAIT_SECONDS)
         for ref in ready:
+            if ref in starting:
+                self._started(starting[ref], ref)
+                continue
             flight = in_flight.pop(ref)
             position = flight.position
             with contextlib.suppress(ValueError):
@@ -355,7 +328,7 @@ class RayExecutor:
                 outcome = self._fault(tasks[position], flight.started, f"the Episode actor failed: {_first_line(exc)}")
             except ray.exceptions.RayError as exc:  # the actor, its Ray worker or its node is gone
                 if self._actors[flight.slot] is flight.actor:  # replaced once, whatever was queued on it
-                    self._actors[flight.slot] = self._new_actor()
+                    self._replace(flight.slot)
                 if attempts[position] < self._max_attempts:
                     pending.appendleft(position)
                     continue
@@ -366,6 +339,55 @@ class RayExecutor:
                     f"({type(exc).__name__}: {_first_line(exc)}); {episode.split} Episode {episode.index} was not run",
                 )
             done[position] = outcome
+
+    def _replace(self, slot: int) -> None:
+        """A new actor for ``slot``, given no Episode until it has started (the lost one is killed, in case it is
+        only unreachable)."""
+        with contextlib.suppress(Exception):
+            self._ray.kill(self._actors[slot])
+        self._actors[slot] = self._new_actor()
+        self._down[slot] = self._actors[slot].start.remote()
+
+    def _started(self, slot: int, ref: Any) -> None:
+        """The start report of ``slot``'s new actor: the slot takes Episodes again, or stays down."""
+        try:
+            report = self._ray.get(ref)
+        except self._ray.exceptions.RayError:  # lost while starting: another one
+            self._replace(slot)
+            return
+        if "error" in report:  # its node cannot run this Benchmark: the slot stays down
+            with contextlib.suppress(Exception):
+                self._ray.kill(self._actors[slot])
+            self._down[slot] = None
+            return
+        del self._down[slot]
+        self._stalled_since = None
+
+    def _stalled(
+        self,
+        now: float,
+        in_flight: dict[Any, _InFlight],
+        pending: deque[int],
+        tasks: list[EpisodeTask],
+        done: dict[int, EpisodeOutcome],
+    ) -> bool:
+        """Whether no actor has been left to run the waiting Episodes for ``startup_timeout`` seconds: they end as
+        infra faults."""
+        if in_flight or not pending or len(self._down) < len(self._actors):
+            self._stalled_since = None
+            return False
+        if self._stalled_since is None:
+            self._stalled_since = now
+        if now - self._stalled_since < self._startup_timeout:
+            return False
+        message = (
+            f"no Ray actor was left to run it: {len(self._actors)} were lost and none could start again within "
+            f"{self._startup_timeout:g} s (no free CPU on the cluster's nodes?)"
+        )
+        while pending:
+            position = pending.popleft()
+            done[position] = self._fault(tasks[position], now, message)
+        return True
 
     @staticmethod
     def _fault(task: EpisodeTask, started: float, message: str) -> EpisodeOutcome:

@@ -9,11 +9,14 @@ cannot is a :class:`SharedStorageError`, naming the node and the fix.
 
 * **The task** (:func:`host_cell`, a Ray generator task with ``max_retries=0``: a Run is never started twice) reserves
   ``num_cpus`` (the Run's ``--workers`` when its Episodes run on its node), starts the cell's command line in its own
-  session with ``PR_SET_PDEATHSIG``, so that the Run dies with the Ray worker that started it, and yields where it runs
-  (node id, host name, address, process id), then the process's exit code.
+  session under a shepherd (:mod:`~.run_shepherd`), so that the Run gets ``SIGTERM`` when the Ray worker that started
+  it ends (Ray kills a worker's direct children: the shepherd, never the Run), and yields where it runs (node
+  id, host name, address, the Run's process id), then the process's exit code.
 * **Stopping** (the sweep's Ctrl-C or ``SIGTERM``): :meth:`PlacedRun.send_signal` cancels the task; Ray raises
   ``KeyboardInterrupt`` in it, and the task sends the Run ``SIGTERM`` (which stops it cleanly, resumable, as ``evoledger
-  run`` stops) and waits for it. :meth:`PlacedRun.kill` cancels it by force: Ray kills the worker, and the Run gets
+  run`` stops) and waits for it. A cancelled task's result is Ray's cancellation, so the task writes the Run's exit
+  code next to its log (``<cell>.log.exit``), where the sweep reads it: the sweep's ledger records it as it does a
+  local Run's. :meth:`PlacedRun.kill` cancels it by force: Ray kills the worker, and the Run gets
   ``SIGTERM`` from the kernel. A sweep killed outright ends its Ray job (or, for the private instance it started, Ray
   itself), and with it every placed Run the same way.
 * **A lost task** (its worker or node gone) ends the cell as ``failed``; running the sweep again resumes its Run.
@@ -30,7 +33,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Generator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Final
@@ -41,7 +44,11 @@ from evoledger.ledger.errors import ConfigError
 __all__ = ["PlacedRun", "RunPlacer", "SharedStorageError", "check_storage", "host_cell"]
 
 PROBE_NAME: Final = ".ray-storage-probe"
+EXIT_SUFFIX: Final = ".exit"
+"""A stopped placed Run's exit code is written to its log's path plus this (the cancelled task returns none)."""
 _PR_SET_PDEATHSIG: Final = 1
+_SHEPHERD: Final = Path(__file__).with_name("run_shepherd.py")
+"""The cell's process is started through :mod:`~.run_shepherd`, which stops it cleanly when Ray ends the task."""
 _POLL_SECONDS: Final = 0.1
 _PROBE_SECONDS: Final = 300.0
 """How long the probe tasks may wait for a node to take them (a busy cluster) before the sweep gives up."""
@@ -90,29 +97,44 @@ def _die_with_parent() -> None:  # in the child, between fork and exec
 
 def host_cell(
     argv: Sequence[str], log_path: str, cwd: str, probe: str, token: str, grace_seconds: float
-) -> Iterator[dict[str, Any]]:
+) -> Generator[dict[str, Any], None, None]:
     """The body of a placed cell's Ray task: check the storage, start the cell's process, report where, then its
     exit code (see the module docstring)."""
     checked = check_storage(probe, token, str(Path(log_path).parent))
     if "problem" in checked:
         yield checked
         return
-    with open(log_path, "ab") as log:
-        process = subprocess.Popen(
-            list(argv),
-            stdin=subprocess.DEVNULL,
-            stdout=log,
-            stderr=subprocess.STDOUT,
-            cwd=cwd if os.path.isdir(cwd) else None,
-            start_new_session=True,
-            preexec_fn=_die_with_parent,  # Ray runs a task on its worker's main thread
-        )
-    yield {**checked, "pid": process.pid}
+    exit_file = Path(log_path + EXIT_SUFFIX)
+    exit_file.unlink(missing_ok=True)  # an earlier attempt's
+    report, reported = os.pipe()
     try:
+        try:
+            with open(log_path, "ab") as log:
+                process = subprocess.Popen(
+                    [sys.executable, "-I", "-S", str(_SHEPHERD), str(reported), *argv],
+                    stdin=subprocess.DEVNULL,
+                    stdout=log,
+                    stderr=subprocess.STDOUT,
+                    cwd=cwd if os.path.isdir(cwd) else None,
+                    start_new_session=True,
+                    preexec_fn=_die_with_parent,  # Ray runs a task on its worker's main thread
+                    pass_fds=(reported,),
+                )
+        finally:
+            os.close(reported)
+    except BaseException:
+        os.close(report)
+        raise
+    try:
+        with os.fdopen(report, "rb") as pids:
+            line = pids.readline().strip()  # the Run's process id; nothing if the shepherd could not start it
+        yield {**checked, "pid": int(line) if line.isdigit() else process.pid}
         while process.poll() is None:
             time.sleep(_POLL_SECONDS)
     except KeyboardInterrupt:  # the sweep cancelled this task: stop the Run as evoledger run stops on SIGTERM
         _stop(process, grace_seconds)
+        with contextlib.suppress(OSError):
+            exit_file.write_text(str(process.returncode), encoding="ascii")
         raise
     yield {"exit_code": process.returncode}
 
@@ -143,10 +165,11 @@ class PlacedRun:
     """The sweep's handle on one placed cell: its Ray task, read like a :class:`subprocess.Popen` (``poll``,
     ``returncode``, ``send_signal``, ``wait``, ``kill``)."""
 
-    def __init__(self, ray: Any, stream: Any, root: Path) -> None:
+    def __init__(self, ray: Any, stream: Any, root: Path, log_path: Path | None = None) -> None:
         self._ray = ray
         self._stream = stream
         self._root = root
+        self._exit_file = None if log_path is None else Path(f"{log_path}{EXIT_SUFFIX}")
         self._done = False
         self.returncode: int | None = None
         self.placement: Placement | None = None
@@ -183,13 +206,24 @@ class PlacedRun:
             raise subprocess.TimeoutExpired("ray task", timeout or 0.0) from None
         except ray.exceptions.TaskCancelledError:
             self.failure = "its Ray task was cancelled (the sweep stopped it)"
-            return None
+            return self._stopped_exit_code()
         except ray.exceptions.RayError as exc:
             text = str(exc).strip()
             first = text.splitlines()[0][:500] if text else type(exc).__name__
             self.failure = f"the Ray task running it was lost ({type(exc).__name__}: {first})"
             return None
         return report
+
+    def _stopped_exit_code(self) -> dict[str, Any] | None:
+        """The exit code the cancelled task wrote for its stopped Run (None: it wrote none, killed outright)."""
+        if self._exit_file is None:
+            return None
+        try:
+            code = int(self._exit_file.read_text(encoding="ascii"))
+        except (OSError, ValueError):
+            return None
+        self._exit_file.unlink(missing_ok=True)
+        return {"exit_code": code}
 
     def _take(self, report: dict[str, Any] | None) -> None:
         if report is None:
@@ -311,4 +345,4 @@ class RunPlacer:
         stream = self._task.options(num_cpus=cpus).remote(
             list(argv), str(log_path), os.getcwd(), str(self._probe), self._token, self._grace
         )
-        return PlacedRun(self._ray, stream, self.root)
+        return PlacedRun(self._ray, stream, self.root, log_path)

@@ -40,10 +40,12 @@ def _node_count(address: str, env: Mapping[str, str]) -> int:
 @contextlib.contextmanager
 def ray_nodes(
     root: Path, *, head_args: Sequence[str] = (), second_prefix: Sequence[str] | None = None
-) -> Iterator[tuple[str, dict[str, str]]]:
+) -> Iterator[tuple[str, dict[str, str], list[subprocess.Popen[bytes]]]]:
     """A head (one CPU, its files under ``root/h``, plus ``head_args``) and, given ``second_prefix`` (a command the
-    second node's ``ray start`` runs under, such as ``bwrap ...``), a second node; yields the head's address and the
-    environment to reach it with. Stopped on exit: ``SIGTERM`` to each node's process group, ``SIGKILL`` after 60 s."""
+    second node's ``ray start`` runs under, such as ``bwrap ...``, or none: ``[]``), a second node; yields the head's
+    address, the environment to reach it with and each node's ``ray start --block`` process (head first; a test may
+    kill a node's processes to lose it). Stopped on exit: ``SIGTERM`` to each node's process group, ``SIGKILL``
+    after 60 s."""
     port = free_port()
     env = {**os.environ, **RAY_ENV}
     start = [sys.executable, "-m", "ray.scripts.scripts", "start", "--num-cpus=1", "--block"]
@@ -64,7 +66,7 @@ def ray_nodes(
         if second_prefix is not None:
             launch([*second_prefix, *start, f"--address={address}"])
             assert wait_until(lambda: _node_count(address, env) == 2, 240, every=1.0), "the second node never joined"
-        yield address, env
+        yield address, env, started
     finally:
         for process in reversed(started):  # ray start --block stops its node's processes on SIGTERM
             with contextlib.suppress(ProcessLookupError):

@@ -55,7 +55,7 @@ def test_evaluate_through_ray_client_matches_local_and_a_sweep_places_no_run_thr
     head = [f"--ray-client-server-port={client}", f"--runtime-env-agent-port={free_port()}"]
     try:
         (root / "s.toml").write_text(SWEEP)
-        with ray_nodes(root, head_args=head) as (_, env):
+        with ray_nodes(root, head_args=head) as (_, env, _):
             through = f"ray://127.0.0.1:{client}"
             remote = _evaluate(root, env, "--backend", "ray", "--ray-address", through)
             refused = subprocess.run(

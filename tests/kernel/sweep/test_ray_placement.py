@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import os
+import re
 import shlex
 import shutil
 import signal
@@ -22,11 +23,18 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from evoledger.kernel.sweep.ray_placement import PROBE_NAME, SharedStorageError, check_storage, storage_error
+from evoledger.kernel.sweep.ray_placement import (
+    EXIT_SUFFIX,
+    PROBE_NAME,
+    SharedStorageError,
+    check_storage,
+    host_cell,
+    storage_error,
+)
 from evoledger.kernel.sweep.record import read_sweep
 from evoledger.ledger.events import SweepCellPlaced
 from evoledger.ledger.store import Ledger
-from evoledger.tests.support.process_tree import cmdline, processes_naming, wait_until
+from evoledger.tests.support.process_tree import alive, cmdline, descendants, processes_naming, wait_until
 from evoledger.tests.support.ray_nodes import ray_nodes
 from evoledger.tests.support.sweep_cells import RELEASED_AGENT, count_events
 
@@ -64,8 +72,8 @@ class Placed:
     root: Path
     first: subprocess.CompletedProcess[str]
     second: subprocess.CompletedProcess[str]
-    parents: dict[str, str]
-    """Each cell's Run process: its parent's command line, seen while the Run was live."""
+    parents: dict[str, tuple[str, str]]
+    """Each cell's Run process: its parent's and grandparent's command lines, seen while the Run was live."""
     placed_live: list[SweepCellPlaced]
     run_pids: dict[str, int]
 
@@ -88,11 +96,13 @@ def placed() -> Iterator[Placed]:
             raise AssertionError("the placed Runs never started")
         assert process.poll() is None, process.communicate()
         assert wait_until(lambda: len(_placed(out)) == 2, 60, every=0.2)
-        run_pids, parents = {}, {}
+        run_pids: dict[str, int] = {}
+        parents: dict[str, tuple[str, str]] = {}
         for cell in CELLS:
-            (pid,) = [p for p in processes_naming(str(out / "runs" / cell)) if " run toy/counter " in cmdline(p)]
+            runs = [p for p in processes_naming(str(out / "runs" / cell)) if " run toy/counter " in cmdline(p)]
+            (pid,) = [p for p in runs if "run_shepherd.py" not in cmdline(p)]  # the shepherd's holds the Run's
             run_pids[cell] = pid
-            parents[cell] = cmdline(_parent(pid))
+            parents[cell] = (cmdline(_parent(pid)), cmdline(_parent(_parent(pid))))
         placed_live = _placed(out)
         process.send_signal(signal.SIGTERM)
         stdout, stderr = process.communicate(timeout=300)
@@ -112,7 +122,9 @@ def placed() -> Iterator[Placed]:
 @pytest.mark.catalog
 def test_each_run_is_started_by_a_ray_worker_and_its_node_recorded(placed: Placed) -> None:
     for cell in CELLS:
-        assert placed.parents[cell].startswith("ray::"), placed.parents[cell]  # a Ray worker's title: ray::<task>
+        shepherd, worker = placed.parents[cell]
+        assert "run_shepherd.py" in shepherd, shepherd  # which a Ray worker started: its title is ray::<task>
+        assert worker.startswith("ray::"), worker
     by_cell = {event.cell: event for event in placed.placed_live}
     assert sorted(by_cell) == list(CELLS)
     for cell, event in by_cell.items():
@@ -136,6 +148,8 @@ def test_sigterm_stops_the_placed_runs_and_the_second_sweep_resumes_them_on_ray(
     for cell in CELLS:
         history = state.cells[cell]
         assert [e.outcome for e in ends if e.cell == cell] == ["interrupted", "finished"]  # type: ignore[attr-defined]
+        # the stopped Run's exit code, as a local Run's is recorded (its cancelled Ray task returned none)
+        assert [e.exit_code for e in ends if e.cell == cell] == [-signal.SIGTERM, 0]  # type: ignore[attr-defined]
         assert (history.attempts, history.last_mode) == (2, "resume")
         assert history.placed is not None
         assert history.placed.attempt == 2
@@ -148,7 +162,9 @@ def test_sigterm_stops_the_placed_runs_and_the_second_sweep_resumes_them_on_ray(
 @_NEEDS_RAY
 @pytest.mark.catalog
 def test_a_sigkilled_placed_sweep_leaves_no_run_running_and_resumes() -> None:
-    """The sweep ends without stopping anything: Ray ends its workers, and the Run gets SIGTERM from the kernel."""
+    """The sweep ends without stopping anything: Ray ends its workers, and the Run gets SIGTERM from the kernel when
+    Ray kills its shepherd. The reaper of the sweep's private Ray instance ends the rest of it (Ray's agents outlived
+    it by a minute) and removes its folder."""
     root = Path(tempfile.mkdtemp(prefix="evr-", dir="/tmp"))
     try:
         _sweep_file(root, seeds=(0,))
@@ -158,12 +174,19 @@ def test_a_sigkilled_placed_sweep_leaves_no_run_running_and_resumes() -> None:
         try:
             assert wait_until(lambda: count_events(out / "runs" / cell, "agent-started") > 0, 300, every=0.2)
             assert processes_naming(str(out / "runs" / cell))
+            ray_tree = {pid for pid in descendants(process.pid) if str(root) not in cmdline(pid)}  # not the Run
+            (folder,) = {found for pid in ray_tree for found in re.findall(r"/tmp/evoledger-ray-[^/ ]+", cmdline(pid))}
             process.kill()
         finally:
             if process.poll() is None:
                 process.kill()
             process.wait()
         assert wait_until(lambda: not processes_naming(str(out / "runs")), 120, every=0.2)
+        # the Run stopped as on SIGTERM, its Agent too (SIGKILLed by Ray with its worker, it had left it running)
+        assert wait_until(lambda: not processes_naming(str(root / "agent.py")), 60, every=0.2)
+        assert "interrupted: the Run in" in (out / "logs" / f"{cell}.log").read_text()
+        assert wait_until(lambda: not alive(ray_tree), 30, every=0.2), [cmdline(pid) for pid in alive(ray_tree)]
+        assert wait_until(lambda: not Path(folder).exists(), 30, every=0.2)
         (root / "release").touch()
         again = subprocess.run([*command, "--json"], cwd=root, capture_output=True, text=True, timeout=600)
         assert again.returncode == 0, again.stderr[-3000:]
@@ -188,7 +211,7 @@ def test_a_node_that_does_not_see_the_sweeps_folder_is_refused_before_any_run() 
         _sweep_file(root, seeds=(0,))
         (root / "shared").mkdir()
         hidden = ["bwrap", "--dev-bind", "/", "/", "--tmpfs", str(root / "shared"), "--die-with-parent"]
-        with ray_nodes(root, second_prefix=hidden) as (address, env):
+        with ray_nodes(root, second_prefix=hidden) as (address, env, _):
             done = subprocess.run(
                 [*_CLI, "sweep", "study.toml", "--out", "shared/out", "--backend", "ray", "--ray-address", address],
                 cwd=root,
@@ -206,6 +229,56 @@ def test_a_node_that_does_not_see_the_sweeps_folder_is_refused_before_any_run() 
         assert read_sweep(out).cells[CELLS[0]].attempts == 0
     finally:
         shutil.rmtree(root, ignore_errors=True)
+
+
+def test_a_cancelled_cell_task_stops_its_run_and_leaves_its_exit_code_for_the_sweep(tmp_path: Path) -> None:
+    """Ray cancels a task by raising KeyboardInterrupt in it, and the task then returns Ray's cancellation alone: the
+    task stops the Run and writes its exit code next to its log for the sweep instead."""
+    (tmp_path / PROBE_NAME).write_text("t0k3n")
+    logs = tmp_path / "logs"
+    logs.mkdir()
+    exit_file = logs / f"c.log{EXIT_SUFFIX}"
+    exit_file.write_text("0")  # an earlier attempt's: removed when the Run starts
+    argv = [sys.executable, "-c", "import time; time.sleep(120)"]
+    task = host_cell(argv, str(logs / "c.log"), str(tmp_path), str(tmp_path / PROBE_NAME), "t0k3n", 30)
+    pid = next(task)["pid"]
+    assert not exit_file.exists()
+    with pytest.raises(KeyboardInterrupt):
+        task.throw(KeyboardInterrupt)  # as Ray raises it in the cancelled task
+    assert not alive({pid})
+    assert exit_file.read_text() == str(-signal.SIGTERM)  # stopped as evoledger run stops on SIGTERM
+
+
+STOPS_ON_SIGTERM = """
+import signal, sys, time
+def stop(signum, frame):
+    open(sys.argv[1], "w").write("stopped cleanly")
+    sys.exit(0)
+signal.signal(signal.SIGTERM, stop)
+print("ready", flush=True)
+time.sleep(120)
+"""
+
+
+def test_a_cell_task_whose_worker_ray_kills_stops_its_run_cleanly(tmp_path: Path) -> None:
+    """Ray SIGKILLs an exiting worker's direct children: that is the shepherd, and the Run gets SIGTERM (it would
+    have been SIGKILLed itself, its Agent left running)."""
+    (tmp_path / PROBE_NAME).write_text("t0k3n")
+    logs = tmp_path / "logs"
+    stopped = tmp_path / "stopped"
+    argv = [sys.executable, "-c", STOPS_ON_SIGTERM, str(stopped)]
+    task = host_cell(argv, str(logs / "c.log"), str(tmp_path), str(tmp_path / PROBE_NAME), "t0k3n", 30)
+    pid = next(task)["pid"]
+    try:
+        assert cmdline(pid).endswith(str(stopped) + " ")  # the Run's own process id is reported
+        assert wait_until(lambda: "ready" in (logs / "c.log").read_text(), 60)
+        os.kill(_parent(pid), signal.SIGKILL)  # the shepherd, as Ray kills it
+        assert wait_until(lambda: not alive({pid}), 60)
+        assert stopped.read_text() == "stopped cleanly"
+        assert next(task) == {"exit_code": -signal.SIGKILL}  # the task's worker is gone in truth: nobody reads it
+    finally:
+        if alive({pid}):
+            os.kill(pid, signal.SIGKILL)
 
 
 def test_the_storage_check_names_what_a_node_cannot_do(tmp_path: Path) -> None:
