@@ -123,7 +123,9 @@ def test_the_spec_and_the_step_limit_setting() -> None:
     assert spec.observation_space["spaces"]["screen"]["shape"] == [240, 320, 3]
     assert spec.action_space == {"type": "Discrete", "n": 4, "start": 0}
     assert benchmark_programs(basic).heuristic is not None
-    assert benchmark_programs(default_registry().make("vizdoom/deathmatch")).heuristic is None
+    deathmatch = benchmark_programs(default_registry().make("vizdoom/deathmatch")).heuristic
+    assert deathmatch is not None
+    assert deathmatch.name == "vizdoom-deathmatch-heuristic"
     short = default_registry().make("vizdoom/basic", {"max_episode_steps": 50})
     assert short.spec.metadata["failure_return"] == -50.0
     with pytest.raises(ConfigError, match="over the scenario's own limit of 300 steps"):
@@ -155,3 +157,13 @@ def test_a_timed_out_episode_keeps_its_last_game_variables() -> None:
     assert idle.steps == 20
     assert basic.outcome(idle) == "timed_out"
     assert idle.metrics == {"dead": 0.0, "ammo2": 50.0}  # not the zeros vizdoom shows once an Episode is over
+
+
+def test_the_deathmatch_heuristic_plays_the_hybrid_action_space() -> None:
+    deathmatch = BENCHMARKS["vizdoom/deathmatch"](max_episode_steps=60)
+    heuristic = benchmark_programs(deathmatch).heuristic
+    assert heuristic is not None
+    (short,) = play(deathmatch, heuristic)  # {"binary": ..., "continuous": [...]} on every step, none refused
+    assert short.steps == 60
+    assert deathmatch.outcome(short) == "timed_out"
+    assert short.metrics["health"] > 0
