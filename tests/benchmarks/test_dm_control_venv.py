@@ -137,6 +137,7 @@ COMPARISONS: Final[dict[str, tuple[int, int | None, float]]] = {
     "dm-control/ball-in-cup-catch": (8, 500, 200.0),  # seed 3: 419.5 (every Episode 307-493) against 0.0
     "dm-control/finger-spin": (5, 300, 30.0),  # seed 3: 61.6 (50-76) against 0.0
     "dm-control/fish-swim": (8, None, 150.0),  # seed 3: 360.1 against 68.2
+    "dm-control/fish-upright": (8, 500, 150.0),  # seed 3: 344.8 (every Episode 208-495) against 90.6 (0-442)
     "dm-control/swimmer-swimmer6": (8, None, 200.0),  # seed 3: 547.7 against 80.4
     "dm-control/swimmer-swimmer15": (8, None, 150.0),  # seed 3: 364.7 against 36.4
 }
