@@ -254,4 +254,4 @@ def test_every_shipped_program_acts_inside_the_action_space() -> None:
                 assert action.shape == (task.actions,), (task.name, program.name)
                 assert all(math.isfinite(v) and -1.0 <= v <= 1.0 for v in action.tolist()), (task.name, program)
     assert set(HEURISTICS) <= {task.profile for task in TASKS}  # keyed by task, every key a real one
-    assert len(HEURISTICS) == 19
+    assert len(HEURISTICS) == 22

@@ -136,7 +136,10 @@ COMPARISONS: Final[dict[str, tuple[int, int | None, float]]] = {
     "dm-control/acrobot-swingup": (8, None, 10.0),  # seed 3: heuristic 26.6, baseline 1.7
     "dm-control/ball-in-cup-catch": (8, 500, 200.0),  # seed 3: 419.5 (every Episode 307-493) against 0.0
     "dm-control/finger-spin": (5, 300, 30.0),  # seed 3: 61.6 (50-76) against 0.0
+    "dm-control/finger-turn-easy": (24, 500, 100.0),  # seed 3: 221.4 (12 of 24 solved) against 62.5 (3 start solved)
+    "dm-control/finger-turn-hard": (24, 500, 60.0),  # seed 3: 164.4 (8 of 24 solved) against 41.7 (2 start solved)
     "dm-control/fish-swim": (8, None, 150.0),  # seed 3: 360.1 against 68.2
+    "dm-control/fish-upright": (8, 500, 150.0),  # seed 3: 344.8 (every Episode 208-495) against 90.6 (0-442)
     "dm-control/hopper-stand": (16, None, 40.0),  # seed 3: 84.3 (0-876: one Episode stands) against 3.8 (0-18)
     "dm-control/swimmer-swimmer6": (8, None, 200.0),  # seed 3: 547.7 against 80.4
     "dm-control/swimmer-swimmer15": (8, None, 150.0),  # seed 3: 364.7 against 36.4
