@@ -364,7 +364,9 @@ class EpisodeRunner:
         self, episode: _Episode, env: Environment, process: PolicyProcess, wire: bytes, ahead: Callable[[], None]
     ) -> None:
         """Step until the Episode ends; ``ahead`` is called at step :data:`_AHEAD_STEP` and at every fourfold of it
-        (by then the next task has usually arrived, and the child forked for it is set up), or at the end if sooner."""
+        (by then the next task has usually arrived, and the child forked for it is set up). Not in shorter Episodes:
+        there it would hide little and cost more (the child would load on one CPU and then move, just before its
+        Episode begins)."""
         space = self._action_space
         max_steps = self._max_steps
         probe = _AHEAD_STEP
@@ -396,8 +398,6 @@ class EpisodeRunner:
             if not ended and steps >= max_steps:
                 episode.truncated = ended = True
             if ended:
-                if steps < probe:
-                    ahead()
                 return
             if steps == probe:
                 ahead()

@@ -57,37 +57,55 @@ def process_state(pid: int) -> str | None:
     return tail[:1].decode("ascii", "replace") or None
 
 
-def _pending_signals(status: str) -> int:
-    pending = 0
+def _signal_mask(status: str, *names: str) -> int:
+    """The union of the named signal masks (``SigPnd:``, ``SigIgn:``, ...) of a ``/proc/PID/status`` text."""
+    mask = 0
     for line in status.splitlines():
-        if line.startswith(("SigPnd:", "ShdPnd:")):
-            pending |= int(line.split()[1], 16)
-    return pending
+        if line.startswith(names):
+            mask |= int(line.split()[1], 16)
+    return mask
 
 
-def broken_state(pid: int) -> str | None:
+def _is_ending(pid: int) -> bool:
+    """Whether ``pid`` is being ended (by a signal it took, or exiting): it no longer shows the signal that ends it
+    as pending, and is not a zombie yet."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as stat:
+            text = stat.read()
+    except OSError:
+        return True
+    fields = text[text.rfind(b")") + 2 :].split()
+    return len(fields) > 6 and int(fields[6]) & _PF_ENDING != 0
+
+
+def broken_state(pid: int, *, asleep_counts: bool = True) -> str | None:
     """Why process ``pid`` can no longer serve, in words (``has ended``, ``was stopped``), or None if it can.
 
-    Counts a SIGKILL or stop signal that is sent but not yet acted on (the target has not run since), so a caller
-    that has just seen the sender end gets the same answer however busy the machine is."""
+    Counts a signal that is sent but not yet acted on (the target has not run since), so a caller that has just seen
+    the sender end gets the same answer however busy the machine is: SIGKILL, a stop signal, and any other signal
+    it does not ignore (a SIGTERM can wait in the process's shared pending set while it runs, and end it later).
+    Even a process still shown asleep may have one: its wake-up can wait on another CPU. ``asleep_counts=False``
+    takes an asleep process at its word (for the zygote: reading its status would wait for a fork in progress)."""
     state = process_state(pid)
-    if state == "S":  # asleep, the usual answer: a pending SIGKILL or stop signal would have woken it
+    if state == "S" and not asleep_counts:
         return None
     if state is None or state in ("Z", "X"):
         return "has ended"
     if state in _STOPPED_STATES:
         return "was stopped by a signal"
-    try:  # rarely: running or in the kernel; /proc/PID/status (slower: it waits for a fork in progress) tells more
+    try:  # /proc/PID/status (slower: it waits for a fork in progress) tells more
         with open(f"/proc/{pid}/status", encoding="ascii", errors="replace") as handle:
             status = handle.read()
     except OSError:
         return "has ended"
     state = next((line.split()[1] for line in status.splitlines() if line.startswith("State:")), "?")
-    pending = _pending_signals(status)
-    if state in ("Z", "X") or pending & _bit(signal.SIGKILL):
+    pending = _signal_mask(status, "SigPnd:", "ShdPnd:")
+    if state in ("Z", "X") or pending & _bit(signal.SIGKILL) or _is_ending(pid):
         return "has ended"
     if state in _STOPPED_STATES or pending & _STOP_SIGNALS:
         return "was stopped by a signal"
+    if pending & ~(_signal_mask(status, "SigIgn:") | _IGNORED_BY_DEFAULT):
+        return "was sent a signal"
     return None
 
 
@@ -96,6 +114,11 @@ def _bit(sig: signal.Signals) -> int:
 
 
 _STOP_SIGNALS: Final = _bit(signal.SIGSTOP) | _bit(signal.SIGTSTP) | _bit(signal.SIGTTIN) | _bit(signal.SIGTTOU)
+_IGNORED_BY_DEFAULT: Final = _bit(signal.SIGCHLD) | _bit(signal.SIGURG) | _bit(signal.SIGWINCH) | _bit(signal.SIGCONT)
+"""Signals whose default action is to do nothing: pending, they change nothing for a process that has no handler."""
+_PF_ENDING: Final = 0x4 | 0x400
+"""The kernel's per-process flags (``/proc/PID/stat``'s ninth field) of a process that has begun to exit
+(``PF_EXITING``) or is being ended by a signal (``PF_SIGNALED``)."""
 
 
 def is_stopped(pid: int) -> bool:

@@ -355,7 +355,7 @@ class Zygote:
         nothing of it can change that any more). A sandboxed zygote is checked by its reply deadlines instead."""
         if self.sandboxed:
             return
-        why = broken_state(self.pid)
+        why = broken_state(self.pid, asleep_counts=False)
         if why is not None:
             raise ZygoteBroken(f"the zygote (pid {self.pid}) {why}")
 

@@ -344,7 +344,7 @@ def test_killing_the_worker_is_not_a_refunded_infra_fault(
     assert outcome.status not in ("ok", "infra_fault")
 
 
-@pytest.mark.parametrize("how", ["SIGKILL", "SIGSTOP"])
+@pytest.mark.parametrize("how", ["SIGKILL", "SIGSTOP", "SIGTERM"])
 def test_a_policy_cannot_spoil_the_next_episode_by_signalling_its_policy_child(
     counter: LocalExecutor, programs: dict[str, Path], make_tasks: MakeTasks, hostile: Path, how: str
 ) -> None:
