@@ -109,10 +109,13 @@ HEURISTICS: Final = {
     "TwoArmLift": "robosuite-two-arm-lift",
     "TwoArmHandover": "robosuite-two-arm-handover",
     "TwoArmPegInHole": "robosuite-two-arm-peg-in-hole",
+    "TwoArmTransport": "robosuite-two-arm-transport",
 }
-"""Environments with a heuristic Program (``<value>-heuristic``). The other two, tool-hang and two-arm-transport,
-ship the zero-action baseline only: upstream scores both with its sparse reward alone (1 per step of success), so a
-heuristic scores nothing until it completes the whole task."""
+"""Environments with a heuristic Program (``<value>-heuristic``). tool-hang ships the zero-action baseline only:
+upstream scores it with its sparse reward alone (1 per step of success), so a heuristic scores nothing until it
+hangs the tool. two-arm-transport's is scored the same way: it lifts the lid, clears the trash and hands the hammer
+over between the arms, and completes the task in 3 of 10 Episodes (``evoledger evaluate`` seeds 3 and 11, 5
+Episodes each: 35.6 and 21.2 against 0 for the zero action); the other Episodes lose the hammer at the handover."""
 
 
 class RobosuiteConfig(BaseModel):

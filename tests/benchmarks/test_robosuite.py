@@ -306,5 +306,6 @@ def test_every_shipped_program_acts_inside_the_action_space() -> None:
         "TwoArmHandover",
         "TwoArmLift",
         "TwoArmPegInHole",
+        "TwoArmTransport",
         "Wipe",
     ]
