@@ -115,7 +115,8 @@ HEURISTICS: Final = {
 upstream scores it with its sparse reward alone (1 per step of success), so a heuristic scores nothing until it
 hangs the tool. two-arm-transport's is scored the same way: it lifts the lid, clears the trash and hands the hammer
 over between the arms, and completes the task in 3 of 10 Episodes (``evoledger evaluate`` seeds 3 and 11, 5
-Episodes each: 35.6 and 21.2 against 0 for the zero action); the other Episodes lose the hammer at the handover."""
+Episodes each: 35.6 and 21.2 against 0 for the zero action); in the others the handover fails (robot1 does not
+reach its grip point on the swinging hammer, or the hammer drops) or the hammer is not yet down at the end."""
 
 
 class RobosuiteConfig(BaseModel):
