@@ -21,10 +21,11 @@ OSC_POSE deltas (position x, y, z, then axis-angle rotation) and, with a gripper
 closes); checked strictly (out of range or NaN fails the Episode with ``invalid_action``; nothing is clipped).
 
 **Score** (``mean_return``, maximize): the mean Episode return of upstream's dense (shaped) reward, normalised by
-robosuite to at most 1 per step (``two-arm-transport`` has only its sparse reward); an Episode the Policy failed
-counts as :data:`FAILURE_RETURN` (0, the lowest return any Episode but Wipe's can have; Wipe penalises arm contact
-and excess force, so its failed Episodes count ``-max_episode_steps``); infra faults are left out. Success
-(upstream ``_check_success()``) is reported beside the score, not in it.
+robosuite to at most 1 per step (``tool-hang`` and ``two-arm-transport`` have only their sparse reward, 1 per step
+of success: upstream's ``reward_shaping`` changes nothing there); an Episode the Policy failed counts as
+:data:`FAILURE_RETURN` (0, the lowest return any Episode but Wipe's can have; Wipe penalises arm contact and excess
+force, so its failed Episodes count ``-max_episode_steps``); infra faults are left out. Success (upstream
+``_check_success()``) is reported beside the score, not in it.
 
 **Feedback** adds to the shared summary: outcomes ``succeeded`` (success at some step) / ``not_succeeded``; notes
 ``success`` (0/1: their mean is the success rate), ``success_at_end``, ``first_success_step`` (absent if never),
@@ -108,10 +109,14 @@ HEURISTICS: Final = {
     "TwoArmLift": "robosuite-two-arm-lift",
     "TwoArmHandover": "robosuite-two-arm-handover",
     "TwoArmPegInHole": "robosuite-two-arm-peg-in-hole",
+    "TwoArmTransport": "robosuite-two-arm-transport",
 }
-"""Environments with a heuristic Program (``<value>-heuristic``). The other two, tool-hang and two-arm-transport,
-ship the zero-action baseline only: upstream scores both with its sparse reward alone (1 per step of success), so a
-heuristic scores nothing until it completes the whole task."""
+"""Environments with a heuristic Program (``<value>-heuristic``). tool-hang ships the zero-action baseline only:
+upstream scores it with its sparse reward alone (1 per step of success), so a heuristic scores nothing until it
+hangs the tool. two-arm-transport's is scored the same way: it lifts the lid, clears the trash and hands the hammer
+over between the arms, and completes the task in 3 of 10 Episodes (``evoledger evaluate`` seeds 3 and 11, 5
+Episodes each: 35.6 and 21.2 against 0 for the zero action); in the others the handover fails (robot1 does not
+reach its grip point on the swinging hammer, or the hammer drops) or the hammer is not yet down at the end."""
 
 
 class RobosuiteConfig(BaseModel):
@@ -143,8 +148,8 @@ class RobosuiteBenchmark(TableBenchmark[spaces.Dict]):
         low, high = ACTION_BOUNDS
         action_space = spaces.Box(low, high, shape=(facts.actions,), dtype=np.float64)
         rule = (
-            f"mean dense return; Episodes the Policy failed count as {failure_return:g}; infra faults are left "
-            "out; success is reported separately"
+            f"mean {'sparse' if facts.sparse else 'dense'} return; Episodes the Policy failed count as "
+            f"{failure_return:g}; infra faults are left out; success is reported separately"
         )
         per_arm = "6 OSC_POSE deltas (dx, dy, dz, then axis-angle rotation)" + (
             " and 1 gripper command (-1 open, 1 close)" if facts.grippers else " (no gripper)"

@@ -316,7 +316,8 @@ TASKS: Final[tuple[RobosuiteTask, ...]] = (
             ("frame_is_assembled", 1),
             ("tool_on_frame", 1),
         ),
-        summary="insert the stand into its base, then hang the tool on the stand's hook",
+        summary="insert the stand into its base, then hang the tool on the stand's hook (sparse reward only)",
+        sparse=True,
     ),
     RobosuiteTask(
         "TwoArmLift",

@@ -177,7 +177,12 @@ def test_spaces_and_spec_follow_the_table() -> None:
     wipe = RobosuiteBenchmark(_BY_NAME["robosuite/wipe"], max_episode_steps=300).spec
     assert wipe.scoring is not None
     assert wipe.scoring.failure_return == -300.0  # Wipe's penalties can make a running Episode's return negative
-    assert RobosuiteBenchmark(_BY_NAME["robosuite/two-arm-transport"]).spec.metadata["sparse_reward"] is True
+    for sparse in ("robosuite/tool-hang", "robosuite/two-arm-transport"):  # upstream's reward() has no shaped part
+        spec = RobosuiteBenchmark(_BY_NAME[sparse]).spec
+        assert spec.metadata["sparse_reward"] is True
+        assert "Reward: sparse (1 per step of success)" in spec.description
+        assert "mean sparse return" in spec.description
+    assert "mean dense return" in RobosuiteBenchmark(_BY_NAME["robosuite/lift"]).spec.description
 
 
 @pytest.mark.parametrize("steps", [0, 1001, 2.5])
@@ -301,5 +306,6 @@ def test_every_shipped_program_acts_inside_the_action_space() -> None:
         "TwoArmHandover",
         "TwoArmLift",
         "TwoArmPegInHole",
+        "TwoArmTransport",
         "Wipe",
     ]

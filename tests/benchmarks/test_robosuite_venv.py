@@ -146,9 +146,11 @@ def test_every_environment_conforms(family: FamilyVenv, name: str) -> None:
     assert ok, summary
 
 
-SUCCEEDS: Final = {"Lift": 5, "Stack": 4, "PickPlaceCan": 5, "PickPlaceBread": 4}
+SUCCEEDS: Final = {"Lift": 5, "Stack": 4, "PickPlaceCan": 5, "PickPlaceBread": 4, "TwoArmTransport": 2}
 """Successes of the heuristic in the 5 Episodes of seed 3, as measured through ``evaluate``; the other environments
-are held to beating the zero action (the wider cereal box and milk carton often slip out of the unaligned grasp)."""
+are held to beating the zero action (the wider cereal box and milk carton often slip out of the unaligned grasp).
+TwoArmTransport (sparse: 1 per step of success) measured 35.6 against 0, successes from steps 398 and 425; at seed 11
+one success, 21.2: the hammer is lost at the handover in the other Episodes."""
 SHORT: Final = dict.fromkeys(("PickPlaceSingle", "NutAssemblySingle", "NutAssemblySquare", "NutAssemblyRound"), 300) | {
     "Door": 300,
     "Wipe": 300,
