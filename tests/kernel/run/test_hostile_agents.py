@@ -38,6 +38,8 @@ from evoledger.ledger.verify import verify
 from evoledger.projections import mirror, run_state
 from evoledger.projections.mirror_files import Difference, diff_mirror
 
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
+
 # Speaks the Session protocol with the standard library only (importing evoledger would cost ~0.7 s per Agent).
 SUPPORT = Path(__file__).resolve().parents[2] / "support"  # tests/support/session_call.py
 PRELUDE = r"""
