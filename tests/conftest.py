@@ -5,6 +5,7 @@
 example counts from the profile (the protocol and ledger state machines do). Every test runs with
 ``EVOLEDGER_HOME`` in a temporary folder, so Runs recorded through the CLI never touch the user's signing key.
 ``readme_main_run`` is the README's main job, run once for the session by the tests that only read it.
+Test files holding a ``slow`` test are collected first (see ``pytest_collection_modifyitems``).
 """
 
 from __future__ import annotations
@@ -35,6 +36,16 @@ settings.register_profile(
     print_blob=True,
 )
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Test files holding a ``slow`` test first, in their usual order, then the rest.
+
+    xdist hands whole files to its workers in collection order (``--dist loadfile --no-loadscope-reorder``): a long
+    file handed out last runs alone at the end while the other CPUs idle. Handed out first, the short files fill in
+    around it. (xdist's own reordering, by number of tests, put the few-but-long files last.)"""
+    slow = {item.path for item in items if item.get_closest_marker("slow") is not None}
+    items.sort(key=lambda item: item.path not in slow)  # stable: each file's tests keep their order
 
 
 @pytest.fixture(autouse=True, scope="session")

@@ -9,6 +9,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
+
 ROOT = Path(__file__).resolve().parent.parent
 
 SMOKE_RUNS = {

@@ -27,6 +27,8 @@ from evoledger.kernel.execution.zygote import Zygote
 from evoledger.kernel.registry import BenchmarkRegistry, default_registry
 from evoledger.ledger.errors import ConfigError
 
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
+
 _STEPS: Final = 4
 """The smoke Episode's step cap."""
 _NAME: Final = re.compile(r"[a-z0-9]+(-[a-z0-9]+)*/[a-z0-9]+(-[a-z0-9]+)*")

@@ -13,6 +13,8 @@ from evoledger.kernel.execution import LocalExecutor, PolicyLimits
 from evoledger.kernel.registry import BenchmarkRef, default_registry
 from evoledger.tests.support.catalog import benchmark_params, core_names
 
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
+
 EPISODES = {"toy-text/blackjack": 200, "toy-text/frozen-lake": 30}  # stochastic outcomes need more Episodes
 EPISODES |= {"codechef/warehous-warehouseman": 4, "atcoder/ahc054-treants-forest": 4}  # long Episodes, wide margins
 EPISODES |= {"vizdoom/my-way-home": 6}  # with CONFIG's 400 steps: the heuristic finds the vest in 2 (0.30 to -0.04)

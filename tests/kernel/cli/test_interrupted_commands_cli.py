@@ -30,6 +30,8 @@ import pytest
 from evoledger.kernel.execution.isolation import probe_bwrap
 from evoledger.tests.support.process_tree import alive, descendants, wait_until
 
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
+
 _CLI = "from evoledger.kernel.cli import main; main()"
 _SUPPORT = Path(__file__).resolve().parents[2] / "support"  # tests/support/session_call.py
 _POLICY_NAME = "evl-policy"

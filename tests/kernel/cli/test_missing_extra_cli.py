@@ -20,6 +20,8 @@ from pathlib import Path
 import pytest
 from evoledger.tests.support.fake_family import FAKE_EXTRA, FAKE_NAME, FakeFamily, install_fake_family
 
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
+
 _CLI = [sys.executable, "-c", "import sys; from evoledger.kernel.cli import main; sys.exit(main())"]
 _INSTALL = f"pip install 'evoledger[{FAKE_EXTRA}]'"
 _SMALL_RUN = ["--agent", "baseline", "--validation-episodes", "0", "--assessment-episodes", "1"]

@@ -22,6 +22,8 @@ import pytest
 from click.testing import CliRunner
 from evoledger.kernel.cli import cli
 
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
+
 _CLI = [sys.executable, "-c", "from evoledger.kernel.cli import main; main()"]
 SMALL = ["--validation-episodes", "2", "--assessment-episodes", "1", "--episode-budget", "4"]
 JUDGED = ["frozen-lake", "--agent", "baseline", "--validation-episodes", "2", "--assessment-episodes", "3"]

@@ -21,6 +21,8 @@ from evoledger.ledger.records import GENESIS_HASH, chain_hash
 from evoledger.ledger.signing import SIGNATURE_NAME, HeadSigner
 from evoledger.ledger.signing_keys import SigningKey
 
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
+
 SMALL = ["--validation-episodes", "0", "--assessment-episodes", "2", "--episode-budget", "4"]
 Cli = Callable[..., subprocess.CompletedProcess[str]]
 

@@ -21,6 +21,8 @@ from evoledger.ledger.head import MANIFEST_NAME, Head, HeadManifest
 from evoledger.ledger.records import GENESIS_HASH, chain_hash
 from evoledger.ledger.store import Ledger
 
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
+
 Cli = Callable[..., CompletedProcess[str]]
 EVIL = "\x1b[2J\x1b[32mok: 0 problems\r"
 

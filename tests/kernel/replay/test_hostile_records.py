@@ -18,6 +18,8 @@ from evoledger.kernel.execution import PolicyLimits, bounded_limits, bounded_wor
 from evoledger.kernel.execution.local_bounds import MAX_CPU_SECONDS
 from evoledger.ledger.head import MANIFEST_NAME, Head, HeadManifest
 
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
+
 Cli = Callable[..., CompletedProcess[str]]
 
 

@@ -20,6 +20,8 @@ import pytest
 import zstandard
 from evoledger.ledger.head import MANIFEST_NAME, Head, HeadManifest
 
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
+
 _CLI = ("-c", "from evoledger.kernel.cli import main; main()")
 _TIMEOUT = 60  # generous under load; a hang would run into it
 _RSS_LIMIT_KB = 600 * 1024  # the attack used 2.2 GB (verify, replay) and 4.8 GB (export)

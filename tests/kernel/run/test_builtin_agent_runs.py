@@ -19,6 +19,8 @@ from evoledger.kernel.run import AssessmentConfig, RunConfig, ValidationConfig, 
 from evoledger.tests.support.catalog import benchmark_params
 from evoledger.tests.support.readme_run import MainJobRun
 
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
+
 CLI = [sys.executable, "-c", "import sys; from evoledger.kernel.cli import main; sys.exit(main())"]
 
 

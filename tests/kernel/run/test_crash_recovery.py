@@ -24,6 +24,8 @@ from evoledger.projections import run_state
 from evoledger.projections.mirror import fold as fold_mirror
 from evoledger.projections.mirror_files import diff_mirror
 
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
+
 RUN_ARGS = [
     "run",
     "cartpole",

@@ -38,6 +38,8 @@ from evoledger.ledger.verify import verify
 from evoledger.projections import mirror, run_state
 from evoledger.projections.mirror_files import Difference, diff_mirror
 
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
+
 # Speaks the Session protocol with the standard library only (importing evoledger would cost ~0.7 s per Agent).
 SUPPORT = Path(__file__).resolve().parents[2] / "support"  # tests/support/session_call.py
 PRELUDE = r"""
@@ -627,7 +629,9 @@ def test_writing_into_program_during_submissions_never_breaks_the_run(snapshot_r
 
 def test_an_accepted_snapshot_is_always_one_complete_version_of_the_file(snapshot_race: AgentRun) -> None:
     done = snapshot_race
-    versions = {digest_of(VERSION_A.encode()), digest_of(VERSION_B.encode())}
+    # The file really is empty between the writer's truncate and its write: a writer stalled there for longer than the
+    # settle window (seen under load 18) left that version settled. Any other content is a torn read.
+    versions = {digest_of(VERSION_A.encode()), digest_of(VERSION_B.encode()), digest_of(b"")}
     snapshots = [e for e in done.events("program-snapshotted") if isinstance(e, ProgramSnapshotted)]
     submitted = [e.files["policy.py"] for e in snapshots if e.source == "submission"]
     assert submitted, "no submission was accepted at all"

@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from evoledger.kernel.execution import LocalExecutor
 from evoledger.kernel.registry import BenchmarkRef
 from evoledger.kernel.run import AssessmentConfig, RunConfig, ValidationConfig
@@ -45,6 +46,8 @@ from evoledger.projections.mirror_files import diff_mirror
 from hypothesis import event
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
+
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
 
 POOL = 6
 FAULTY = (4,)
