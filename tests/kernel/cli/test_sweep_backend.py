@@ -15,6 +15,8 @@ from pathlib import Path
 import pytest
 from evoledger.kernel.sweep.record import read_sweep
 
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
+
 _CLI = "import sys; from evoledger.kernel.cli import main; sys.exit(main())"
 _WITHOUT_RAY = "import sys; sys.modules['ray'] = None; " + _CLI.removeprefix("import sys; ")
 

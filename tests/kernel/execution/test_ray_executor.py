@@ -30,6 +30,8 @@ from evoledger.tests.support.process_tree import wait_until
 
 from .conftest import write_program
 
+pytestmark = pytest.mark.slow  # a long file: handed to an xdist worker first (tests/conftest.py)
+
 ray = pytest.importorskip("ray", reason="Ray is not installed (pip install 'evoledger[ray]')")
 
 MakeTasks = Callable[..., list[EpisodeTask]]
