@@ -114,10 +114,13 @@ class PolicyProcess:
         if ahead:
             config["ahead"] = True
         self._deadline = time.perf_counter() + limits.make_policy_timeout_seconds
-        then = self._observation_ahead(first_observation)
+        small = first_observation is not None and len(first_observation) <= _SENT_AHEAD_BYTES
+        then = TO_CHILD_OBSERVATION + first_observation if small and first_observation is not None else None
         # One write: a child whose make_policy fails at once may end right after reading its start, and a second
         # write would then find it gone and blame it for that (not for its failure).
         self._send(TO_CHILD_START + orjson.dumps(config), limits.make_policy_timeout_seconds, "its start", "", then)
+        if then is not None:
+            self._sent_ahead = first_observation
 
     def begin(self) -> None:
         """The Episode of a child started ``ahead`` begins: ``make_policy`` gets at least its whole timeout from now
@@ -126,13 +129,6 @@ class PolicyProcess:
         The first observation is not sent ahead here: the child may have ended meanwhile (a failure it reported while
         loading), and a write that found it gone would blame it for that instead."""
         self._deadline = max(self._deadline, time.perf_counter() + self.limits.make_policy_timeout_seconds)
-
-    def _observation_ahead(self, observation: bytes | None) -> bytes | None:
-        """The frame that sends a small ``observation`` before the first :meth:`act` asks for it (None: too big)."""
-        if observation is None or len(observation) > _SENT_AHEAD_BYTES:
-            return None
-        self._sent_ahead = observation
-        return TO_CHILD_OBSERVATION + observation
 
     def _send(self, frame: bytes, timeout: float, what: str, timeout_reason: str, then: bytes | None = None) -> None:
         began = time.perf_counter()

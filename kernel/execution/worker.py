@@ -127,6 +127,11 @@ def _start(channel: FrameChannel, zygote: Zygote | None, sandboxes: _Sandboxes |
     return runner
 
 
+def _parsed(frame: bytes) -> tuple[bytes, tuple[int, EpisodeTask] | None]:
+    """A coordinator's message with, for a task, its id and task."""
+    return frame, task_from_json(frame[1:]) if frame[:1] == TO_WORKER_TASK else None
+
+
 class _Inbox:
     """The coordinator's messages, one of which may have been read ahead: the task queued behind the running one."""
 
@@ -139,8 +144,7 @@ class _Inbox:
         if self._held is not None:
             held, self._held = self._held, None
             return held
-        frame = self._channel.receive()
-        return frame, task_from_json(frame[1:]) if frame[:1] == TO_WORKER_TASK else None
+        return _parsed(self._channel.receive())
 
     def upcoming(self) -> EpisodeTask | None:
         """The task queued behind the running one if it has arrived (read ahead, never waiting), else None."""
@@ -149,7 +153,7 @@ class _Inbox:
                 frame = self._channel.receive(0.0)
             except ChannelError:  # not (wholly) here yet; a closed or broken channel is found again by next()
                 return None
-            self._held = frame, task_from_json(frame[1:]) if frame[:1] == TO_WORKER_TASK else None
+            self._held = _parsed(frame)
         parsed = self._held[1]
         return None if parsed is None else parsed[1]
 
