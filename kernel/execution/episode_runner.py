@@ -323,6 +323,9 @@ class EpisodeRunner:
                 status, message = self._classify_death(failure, wait_status, task)
         except _InfraFault as fault:
             status, message = "infra_fault", str(fault)
+        except ZygoteBroken as gone:  # found while taking this Episode's child: an earlier Episode's Policy did it
+            self._broken = True
+            status, message = "infra_fault", f"{gone} before this Episode's Policy started (not its doing)"
         finally:
             if process is not None:
                 _status, broken_now = self._close_policy(process, want_status=False)

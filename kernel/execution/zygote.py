@@ -48,13 +48,14 @@ import socket
 import struct
 import subprocess
 import sys
+import time
 from collections import deque
 from pathlib import Path
 from typing import Any, Final
 
 from evoledger.kernel.execution.isolation import start_sandbox
 from evoledger.kernel.execution.policy_runtime import PolicyTemplate, become_policy_process, warm_up_zygote
-from evoledger.kernel.execution.process_guard import broken_state, die_with_parent, is_stopped, prepare_to_fork
+from evoledger.kernel.execution.process_guard import broken_state, die_with_parent, prepare_to_fork
 from evoledger.kernel.execution.sandbox_sweep import sweep_sandbox
 from evoledger.ledger.errors import InfraError
 
@@ -67,6 +68,10 @@ _RECV: Final = _CHUNK + 64
 _SANDBOX_REPLY_SECONDS: Final = 20.0
 """How long a worker waits for its sandboxed zygote's reply before calling the sandbox broken."""
 _SANDBOX_STOP_SECONDS: Final = 5.0
+_LOCAL_LOOK_SECONDS: Final = 0.05
+"""A worker waiting for its local zygote looks this often whether a Policy stopped or ended it (it would never reply)."""
+_LOCAL_EXIT_SECONDS: Final = 10.0
+"""How long a closed local zygote that is neither stopped nor signalled may take to exit before it is killed."""
 _LOG_PIPE_BYTES: Final = 1024 * 1024
 """A Policy's stdout/stderr pipe holds this much (the unprivileged maximum, ``/proc/sys/fs/pipe-max-size``): the
 worker drains it only while it waits for the Policy without a reply coming soon (:mod:`~.channel`)."""
@@ -189,8 +194,7 @@ class Zygote:
         self._teardown_cpus: set[int] | None = None
         """Where a killed child ends (its memory is freed there): the zygote's CPUs when it has more than the
         worker's own, so that a free CPU does it while the worker runs its next Episode."""
-        if sandbox is not None:
-            sock.settimeout(_SANDBOX_REPLY_SECONDS)
+        sock.settimeout(_SANDBOX_REPLY_SECONDS if sandbox is not None else _LOCAL_LOOK_SECONDS)
 
     @property
     def sandboxed(self) -> bool:
@@ -241,24 +245,47 @@ class Zygote:
         return zygote
 
     def _send(self, message: bytes, fds: tuple[int, ...] = ()) -> None:
-        try:
-            if fds:
-                socket.send_fds(self._sock, [message], list(fds))
-            else:
-                self._sock.send(message)
-        except OSError as exc:
-            raise self._broken(f"zygote (pid {self.pid}) is gone: {exc}") from None
+        while True:
+            try:
+                if fds:
+                    socket.send_fds(self._sock, [message], list(fds))
+                else:
+                    self._sock.send(message)
+                return
+            except TimeoutError:  # nothing was sent (a whole message or nothing): the zygote has not read for a while
+                if self.sandboxed:
+                    raise self._broken(
+                        f"zygote (pid {self.pid}) took no request within {_SANDBOX_REPLY_SECONDS:g} s"
+                    ) from None
+                self._check_waitable()
+            except OSError as exc:
+                raise self._broken(f"zygote (pid {self.pid}) is gone: {exc}") from None
+
+    def _check_waitable(self) -> None:
+        """Raise :class:`ZygoteBroken` if a local zygote the worker waits for cannot answer any more.
+
+        A Policy may have stopped it, or sent it a signal that will stop or end it, possibly after the last check of
+        its Episode found it asleep: then it would never answer, and waiting on would hang the worker."""
+        why = broken_state(self.pid)
+        if why is not None:
+            raise ZygoteBroken(f"the zygote (pid {self.pid}) {why}")
 
     def _broken(self, message: str) -> InfraError:
         return SandboxBroken(f"the sandbox's {message}") if self.sandboxed else InfraError(f"the {message}")
 
     def _read_one(self) -> tuple[bytes, bytes]:
-        try:
-            message = self._sock.recv(64)
-        except TimeoutError:
-            raise self._broken(f"zygote (pid {self.pid}) did not answer within {_SANDBOX_REPLY_SECONDS:g} s") from None
-        except OSError as exc:
-            raise self._broken(f"zygote (pid {self.pid}) is gone: {exc}") from None
+        while True:
+            try:
+                message = self._sock.recv(64)
+                break
+            except TimeoutError:
+                if self.sandboxed:
+                    raise self._broken(
+                        f"zygote (pid {self.pid}) did not answer within {_SANDBOX_REPLY_SECONDS:g} s"
+                    ) from None
+                self._check_waitable()
+            except OSError as exc:
+                raise self._broken(f"zygote (pid {self.pid}) is gone: {exc}") from None
         if not message:
             raise self._broken(f"zygote (pid {self.pid}) exited unexpectedly")
         kind, body = message[:1], message[1:]
@@ -388,10 +415,30 @@ class Zygote:
                 self._sandbox.kill()
                 self._sandbox.wait()
             return
-        if is_stopped(self.pid):  # stopped by a Policy: it would never see the end of file
-            os.kill(self.pid, signal.SIGKILL)
-        with contextlib.suppress(ChildProcessError):
-            os.waitpid(self.pid, 0)
+        _reap_or_kill(self.pid, time.monotonic() + _LOCAL_EXIT_SECONDS)
+
+
+def _reap_or_kill(pid: int, deadline: float) -> None:
+    """Reap a local zygote told to exit (its socket closed), killing it once it cannot or did not in time.
+
+    A zygote a Policy stopped never sees the end of file, nor does one with a stop still pending (it may show as
+    running, finishing a fork, when the worker closes it): it is killed as soon as either shows, never waited for."""
+    pause = 0.0005
+    while True:
+        try:
+            done, _status = os.waitpid(pid, os.WNOHANG)
+        except ChildProcessError:
+            return
+        if done:
+            return
+        if time.monotonic() >= deadline or broken_state(pid) not in (None, "has ended"):
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(pid, 0)
+            return
+        time.sleep(pause)
+        pause = min(pause * 2, 0.02)
 
 
 def serve_sandboxed(sock: socket.socket, cpu: int | None) -> None:

@@ -7,6 +7,7 @@ machine can make long (the child signalled but not yet run since), every time, n
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -17,17 +18,28 @@ from evoledger.kernel.execution.process_guard import broken_state, process_state
 from evoledger.tests.support.process_tree import wait_until
 
 
+def _default_dispositions() -> None:
+    """Every signal's default action, as in a Policy child: the test process's handlers (pytest's, Ray's, the
+    executor's SIGTERM guard, which kills *its* workers) must not run in the forked copy, nor raise into pytest there."""
+    for number in signal.valid_signals():
+        with contextlib.suppress(OSError, ValueError):  # SIGKILL and SIGSTOP cannot be caught
+            signal.signal(number, signal.SIG_DFL)
+
+
 def _sleeper(blocking: signal.Signals | None) -> tuple[int, socket.socket]:
     """A child asleep in ``recv`` (killed and reaped by the caller), blocking ``blocking`` if given."""
     ours, theirs = socket.socketpair()
     pid = os.fork()
     if pid == 0:
-        ours.close()
-        if blocking is not None:
-            signal.pthread_sigmask(signal.SIG_BLOCK, {blocking})
-        theirs.send(b"r")
-        theirs.recv(1)
-        os._exit(0)
+        try:
+            _default_dispositions()
+            ours.close()
+            if blocking is not None:
+                signal.pthread_sigmask(signal.SIG_BLOCK, {blocking})
+            theirs.send(b"r")
+            theirs.recv(1)
+        finally:  # never back into pytest in the forked copy
+            os._exit(0)
     theirs.close()
     assert ours.recv(1) == b"r"
     assert wait_until(lambda: process_state(pid) == "S", 10.0, every=0.001)
