@@ -36,45 +36,32 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-import math
 import os
 import shutil
 import signal
-import sys
 import time
-import traceback
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
-from evoledger.kernel.authoring import Benchmark, Environment, InvalidAction, Step
+from evoledger.kernel.authoring import Benchmark, Environment, InvalidAction
 from evoledger.kernel.execution.actions import conform_action
 from evoledger.kernel.execution.capture import bound_text
+from evoledger.kernel.execution.episode_record import EnvironmentFault, EpisodeRecord, describe_exception
 from evoledger.kernel.execution.isolation import SANDBOX_PROGRAMS
 from evoledger.kernel.execution.policy_process import PolicyFailed, PolicyProcess, describe_wait_status
 from evoledger.kernel.execution.process_guard import broken_state
 from evoledger.kernel.execution.tasks import EpisodeOutcome, EpisodeTask
-from evoledger.kernel.execution.trajectory_recording import TrajectoryRecorder
-from evoledger.kernel.execution.values import encode_wire, to_json_value
+from evoledger.kernel.execution.values import to_json_value
 from evoledger.kernel.execution.zygote import SpareChild, Zygote, ZygoteBroken
-from evoledger.ledger.errors import EncodingError, EvoLedgerError, InfraError
+from evoledger.ledger.errors import InfraError
 
 __all__ = ["EpisodeRunner"]
 
-_T = TypeVar("_T")
 _MAX_MESSAGE_CHARS: Final = 2000
 _AHEAD_STEP: Final = 16
 """The first step at which the next Episode's child may start loading its Program (:meth:`EpisodeRunner._start_ahead`;
 tried again at 4x, 16x, ... that step while nothing was ready to start)."""
-
-
-class _InfraFault(EvoLedgerError):
-    """Internal: the Environment or Benchmark failed; ends the Episode as ``infra_fault``."""
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _in_space(space: Any, action: Any) -> bool:
@@ -82,87 +69,6 @@ def _in_space(space: Any, action: Any) -> bool:
         return bool(space.contains(action))
     except Exception:
         return False
-
-
-class _Episode:
-    """What one Episode accumulates."""
-
-    def __init__(self, task: EpisodeTask) -> None:
-        self.recorder = TrajectoryRecorder() if task.record_trajectory else None
-        self.actions: list[Any] = []
-        self.rewards: list[float] = []
-        self.last_metrics: dict[str, Any] = {}
-        self.episode_return = 0.0
-        self.terminated = False
-        self.truncated = False
-        self.environment_seconds = 0.0
-
-    def environment(self, what: str, call: Callable[..., _T], *args: Any, may_reject: bool = False) -> _T:
-        """Run ``call(*args)`` as Environment time; any exception is an infra fault, except InvalidAction if
-        ``may_reject``."""
-        began = time.perf_counter()
-        try:
-            return call(*args)
-        except InvalidAction:
-            if may_reject:
-                raise
-            print(f"evoledger worker: {what} raised:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
-            raise _InfraFault(f"{what} raised InvalidAction outside step(); only step() may reject an action") from None
-        except Exception as exc:
-            print(f"evoledger worker: {what} raised:\n{traceback.format_exc()}", file=sys.stderr, flush=True)
-            raise _InfraFault(f"{what} raised {_describe(exc)}") from exc
-        finally:
-            self.environment_seconds += time.perf_counter() - began
-
-    def observe(self, observation: Any) -> bytes:
-        """Record ``observation`` (if recording) and return its wire encoding."""
-        try:
-            wire = encode_wire(observation)
-            if self.recorder is not None:
-                self.recorder.observe(observation, wire)
-            return wire
-        except EncodingError as exc:
-            raise _InfraFault(
-                f"the Environment produced an observation that cannot be sent or recorded: {exc}"
-            ) from None
-
-    def add_step(self, action_json: Any, step: Any) -> None:
-        if not isinstance(step, Step):
-            raise _InfraFault(f"Environment.step returned {type(step).__name__}, expected an evoledger Step")
-        reward = step.reward
-        if type(reward) is not float:
-            if isinstance(reward, bool) or (not isinstance(reward, int | float) and not hasattr(reward, "__float__")):
-                raise _InfraFault(f"Environment.step returned reward {reward!r:.60}, which is not a number")
-            reward = float(reward)
-        if not math.isfinite(reward) or not math.isfinite(self.episode_return + reward):
-            raise _InfraFault(f"Environment.step returned a non-finite reward ({reward!r}) or the return overflowed")
-        given = step.metrics
-        if type(given) is dict and not given:  # the usual case: no step metrics
-            metrics: Any = {}
-        elif not isinstance(given, Mapping):
-            raise _InfraFault(f"Environment.step returned metrics of type {type(given).__name__}, not a mapping")
-        else:
-            try:
-                metrics = to_json_value(dict(given))
-            except EncodingError as exc:
-                raise _InfraFault(f"Environment.step returned metrics that cannot be recorded: {exc}") from None
-        self.episode_return += reward
-        self.last_metrics = metrics
-        self.terminated = bool(step.terminated)
-        self.truncated = bool(step.truncated)
-        self.actions.append(action_json)
-        self.rewards.append(reward)
-        if self.recorder is not None:
-            self.recorder.add_metrics(metrics)
-
-    @property
-    def steps(self) -> int:
-        return len(self.actions)
-
-    def trajectory(self) -> bytes | None:
-        if self.recorder is None:
-            return None
-        return self.recorder.encode(self.actions, self.rewards, terminated=self.terminated, truncated=self.truncated)
 
 
 class EpisodeRunner:
@@ -294,7 +200,7 @@ class EpisodeRunner:
         ``upcoming``: the task that will run next, if known yet without waiting (None otherwise); a child for it may
         then load its Program while this Episode runs (:meth:`_start_ahead`)."""
         began = time.perf_counter()
-        episode = _Episode(task)
+        episode = EpisodeRecord(task)
         env: Environment | None = None
         process: PolicyProcess | None = None
         status, message, trace = "ok", None, None
@@ -321,7 +227,7 @@ class EpisodeRunner:
             if failure.died and process is not None:
                 wait_status, broken = self._close_policy(process, want_status=True)
                 status, message = self._classify_death(failure, wait_status, task)
-        except _InfraFault as fault:
+        except EnvironmentFault as fault:
             status, message = "infra_fault", str(fault)
         except ZygoteBroken as gone:  # found while taking this Episode's child: an earlier Episode's Policy did it
             self._broken = True
@@ -341,7 +247,7 @@ class EpisodeRunner:
         if env is not None:
             try:
                 episode.environment("Environment.close", env.close)
-            except _InfraFault as fault:
+            except EnvironmentFault as fault:
                 if status == "ok":
                     status, message = "infra_fault", str(fault)
         trajectory = episode.trajectory()
@@ -364,7 +270,7 @@ class EpisodeRunner:
         )
 
     def _loop(
-        self, episode: _Episode, env: Environment, process: PolicyProcess, wire: bytes, ahead: Callable[[], None]
+        self, episode: EpisodeRecord, env: Environment, process: PolicyProcess, wire: bytes, ahead: Callable[[], None]
     ) -> None:
         """Step until the Episode ends; ``ahead`` is called at step :data:`_AHEAD_STEP` and at every fourfold of it
         (by then the next task has usually arrived, and the child forked for it is set up). Not in shorter Episodes:
@@ -380,7 +286,7 @@ class EpisodeRunner:
                 action_json = to_json_value(action)
             except Exception as exc:
                 raise PolicyFailed(
-                    "invalid_action", f"act() returned an action that cannot be recorded: {_describe(exc)}"
+                    "invalid_action", f"act() returned an action that cannot be recorded: {describe_exception(exc)}"
                 ) from None
             try:
                 step = episode.environment("Environment.step", env.step, action, may_reject=True)
@@ -388,7 +294,7 @@ class EpisodeRunner:
                 raise PolicyFailed(
                     "invalid_action", f"the Environment rejected the action {action!r:.200}: {exc}"
                 ) from None
-            except _InfraFault as fault:
+            except EnvironmentFault as fault:
                 if not _in_space(space, action):
                     raise PolicyFailed(
                         "invalid_action", f"the action {action!r:.200} is outside the action space ({fault})"

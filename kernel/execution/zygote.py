@@ -69,7 +69,7 @@ _SANDBOX_REPLY_SECONDS: Final = 20.0
 """How long a worker waits for its sandboxed zygote's reply before calling the sandbox broken."""
 _SANDBOX_STOP_SECONDS: Final = 5.0
 _LOCAL_LOOK_SECONDS: Final = 0.05
-"""A worker waiting for its local zygote looks this often whether a Policy stopped or ended it (it would never reply)."""
+"""A worker waiting for its local zygote looks this often whether a Policy stopped or ended it (then no reply comes)."""
 _LOCAL_EXIT_SECONDS: Final = 10.0
 """How long a closed local zygote that is neither stopped nor signalled may take to exit before it is killed."""
 _LOG_PIPE_BYTES: Final = 1024 * 1024

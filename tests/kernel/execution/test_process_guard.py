@@ -20,7 +20,7 @@ from evoledger.tests.support.process_tree import wait_until
 
 def _default_dispositions() -> None:
     """Every signal's default action, as in a Policy child: the test process's handlers (pytest's, Ray's, the
-    executor's SIGTERM guard, which kills *its* workers) must not run in the forked copy, nor raise into pytest there."""
+    executor's SIGTERM guard, which kills *its* workers) must not run in the forked copy, nor raise into pytest."""
     for number in signal.valid_signals():
         with contextlib.suppress(OSError, ValueError):  # SIGKILL and SIGSTOP cannot be caught
             signal.signal(number, signal.SIG_DFL)
