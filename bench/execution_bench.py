@@ -11,7 +11,9 @@ Every target is a ratio measured in the same run (machines differ 3x from day to
    ratio per CPU second (worker, zygote and Policy children from /proc) is printed too: it does not depend on what
    else runs on the machine;
 3. throughput with ``workers=2`` vs ``workers=1`` — target >= 1.85x on a quiet machine (the machine's own
-   parallelism, two pinned CPU-bound processes against one, is printed beside it);
+   parallelism, two pinned CPU-bound processes against one, is printed beside it, and so is the least a fresh Policy
+   process per Episode costs, a fork and an exit of a zygote-sized process: with one worker that runs on the spare
+   CPU, with two on each worker's own, which bounds the ratio);
 4. ``isolation="bwrap"`` vs ``"local"`` measured in the same run, alternating.
 
 ``--baseline DIR`` (a checkout of evoledger, e.g. the main branch) compares today's code with this one in the same
@@ -347,6 +349,39 @@ def _machine_parallelism() -> float:
     return 2 * one / two
 
 
+_FORK_FLOOR = """
+import gc, os, resource, sys
+import evoledger.kernel.execution.worker  # what a worker imports before it forks its zygote
+os.sched_setaffinity(0, {int(sys.argv[1])})
+def cpu():
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
+if os.fork() == 0:  # the zygote: forked from the worker, frozen, then forking (as Zygote.fork and its loop do)
+    gc.freeze()
+    rounds = int(sys.argv[2])
+    began = cpu()
+    for _ in range(rounds):
+        pid = os.fork()
+        if pid == 0:
+            os._exit(0)
+        os.waitpid(pid, 0)
+    rss = int(open("/proc/self/status").read().split("VmRSS:")[1].split()[0]) * 1024
+    print((cpu() - began) / rounds, rss, flush=True)
+    os._exit(0)
+os.wait()
+"""
+
+
+def _fork_floor(rounds: int = 200) -> tuple[float, int]:
+    """CPU seconds of one fork + exit + wait of a process holding what a worker holds when it forks its zygote (the
+    least a fresh Policy process per Episode costs), and that process's resident bytes."""
+    cpu = min(os.sched_getaffinity(0))
+    out = subprocess.run(
+        [sys.executable, "-c", _FORK_FLOOR, str(cpu), str(rounds)], capture_output=True, text=True, check=True
+    ).stdout.split()
+    return float(out[0]), int(out[1])
+
+
 def _scaling(root: Path, episodes: int, runs: int) -> dict[str, float]:
     """steps/s with workers=1 and workers=2, measured alternately (both executors alive), and their ratio."""
     ref = BenchmarkRef(name="toy-counter", config=_LONG_TOY)
@@ -377,7 +412,16 @@ def scaling(root: Path, episodes: int, runs: int) -> None:
     print(f"   workers=1: {figures['workers_1']:9.0f} steps/s; workers=2: {figures['workers_2']:9.0f} steps/s")
     identical = bool(figures["identical"])
     print(f"   ratio: {figures['ratio']:.2f}x (target >= 1.85x, quiet machine); identical trajectories: {identical}")
-    print(f"   this machine's own parallelism (two pinned CPU-bound processes vs one): {_machine_parallelism():.2f}x")
+    parallelism = _machine_parallelism()
+    print(f"   this machine's own parallelism (two pinned CPU-bound processes vs one): {parallelism:.2f}x")
+    # With workers=1 a Policy child is forked and freed on the spare CPU; two workers leave none spare, so each pays
+    # at least a fork and an exit per Episode on its own CPU: the ratio stays under about parallelism * E / (E + fork).
+    floor, rss = _fork_floor()
+    episode = _LONG_TOY["max_episode_steps"] / figures["workers_1"]
+    print(
+        f"   fork + exit of a process the zygote's size ({rss / 2**20:.0f} MB): {floor * 1000:.2f} ms CPU; with "
+        f"{episode * 1000:.1f} ms Episodes two workers reach about {parallelism * episode / (episode + floor):.2f}x"
+    )
 
 
 def isolation(root: Path, episodes: int, runs: int) -> None:
