@@ -93,6 +93,10 @@ class LearningCurve:
     benchmark_id: str
     benchmark_params: Mapping[str, Any]
     agent: str | None
+    agent_settings: str
+    """What makes this Agent another contestant than the same Agent set otherwise: its model, effort, extra
+    arguments and image viewing as configured (``model=opus, effort=high``; empty when none is set). The folder
+    and binary it ran from are left out: they name where it ran, not what it was."""
     created_by: str
     seed: int | None
     head_hash: str | None
@@ -109,6 +113,13 @@ class LearningCurve:
     @property
     def run_id(self) -> str:
         return self.state.run_id
+
+    @property
+    def agent_label(self) -> str | None:
+        """The Agent's name with its settings, if any (``claude-code (model=opus)``); None if none started."""
+        if self.agent is None:
+            return None
+        return f"{self.agent} ({self.agent_settings})" if self.agent_settings else self.agent
 
     @property
     def direction(self) -> ScoreDirection:
@@ -141,6 +152,29 @@ class LearningCurve:
         for point in self.points:
             total.update(point.failures)
         return dict(sorted(total.items()))
+
+
+_CONTESTANT_SETTINGS: Final = ("model", "effort", "args", "view_image")
+
+
+def _agent_settings(config: Mapping[str, Any]) -> str:
+    """The Agent settings of a Run's recorded configuration that make it another contestant (see ``agent_settings``).
+
+    >>> _agent_settings({"agent": {"name": "codex", "model": "o3", "args": ["-c", "x=1"], "home": "/h"}})
+    'model=o3, args=-c x=1'
+    """
+    agent = config.get("agent")
+    if not isinstance(agent, Mapping):
+        return ""
+    parts = []
+    for key in _CONTESTANT_SETTINGS:
+        value = agent.get(key)
+        if value is None or value is False or value == "" or value == []:
+            continue
+        if value is True:
+            value = "yes"
+        parts.append(f"{key}={' '.join(str(v) for v in value) if isinstance(value, list) else value}")
+    return ", ".join(parts)
 
 
 def best_so_far(scores: Iterable[float | None], direction: ScoreDirection) -> list[float | None]:
@@ -235,6 +269,7 @@ class LearningCurveBuilder:
             benchmark_id=created.benchmark.id if created is not None else "",
             benchmark_params=dict(created.benchmark.params) if created is not None else {},
             agent=self.agent,
+            agent_settings=_agent_settings(created.config) if created is not None else "",
             created_by=created.created_by if created is not None else "",
             seed=created.seed if created is not None else None,
             head_hash=self.head_hash,

@@ -104,11 +104,14 @@ class LeaderboardRow:
 
 
 def leaderboard(curves: Sequence[LearningCurve]) -> list[LeaderboardRow]:
-    """One row per Agent x Benchmark (same parameters), best mean first in each Benchmark's score direction."""
+    """One row per Agent x Benchmark (same parameters), best mean first in each Benchmark's score direction.
+
+    An Agent is its name with its settings (``LearningCurve.agent_label``): the same Agent with another model or
+    effort is another row, never averaged in."""
     groups: dict[tuple[str, str, str], list[LearningCurve]] = {}
     for curve in curves:
         params = json.dumps(curve.benchmark_params, sort_keys=True, separators=(",", ":"))
-        groups.setdefault((curve.agent or "?", curve.benchmark_id, params), []).append(curve)
+        groups.setdefault((curve.agent_label or "?", curve.benchmark_id, params), []).append(curve)
     rows: list[LeaderboardRow] = []
     for (agent, benchmark, params), members in groups.items():
         scores = tuple(c.assessment_score for c in members if c.assessment_score is not None)

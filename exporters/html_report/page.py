@@ -118,7 +118,7 @@ def _facts(run: ReportRun) -> str:
         reason += f' <span class="muted">{escape(c.end_message[:500])}</span>'
     rows = [
         ("Benchmark", f'<code>{escape(c.benchmark_id)}</code> <span class="muted">{escape(params)}</span>'),
-        ("Agent", escape(c.agent or "none started")),
+        ("Agent", escape(c.agent_label or "none started")),
         ("terminal reason", reason),
         ("budget", f"{s.charged - s.refunded} of {s.episode_budget} Episodes spent ({s.refunded} refunded)"),
         ("Submissions", f"{s.submissions_used} accepted, {s.submission_rejections} refused"),

@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import statistics
 from dataclasses import replace
+from typing import Any
 
 import pytest
 from evoledger.exporters.html_report.leaderboard import leaderboard, mean_interval, t_quantile_975
@@ -16,7 +17,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 
-def _curve(agent: str, benchmark: str, score: float | None, seed: int, params: int = 1) -> LearningCurve:
+def _curve(
+    agent: str, benchmark: str, score: float | None, seed: int, params: int = 1, **settings: Any
+) -> LearningCurve:
     created = RunCreated(
         run_id=f"{agent}-{seed}",
         benchmark=BenchmarkIdentity.of(benchmark, {"n": params}),
@@ -26,6 +29,7 @@ def _curve(agent: str, benchmark: str, score: float | None, seed: int, params: i
         benchmark_spec={"score_direction": "maximize"},
         seed=seed,
         created_by="test",
+        config={"agent": {"name": agent, "home": f"/tmp/home-{seed}", **settings}},
     )
     curve = learning_curve.fold([created, AgentStarted(agent=agent, command=("a",), pid=1)])
     return replace(curve, state=replace(curve.state, assessment_score=score, assessed=score is not None))
@@ -53,6 +57,27 @@ def test_rows_group_agent_by_benchmark_and_rank_by_mean() -> None:
     assert a.mean == 2.0
     assert a.half_width == pytest.approx(4.303 / math.sqrt(3))  # s = 1, t(0.975, 2) = 4.303
     assert a.seeds == (1, 2, 3)
+
+
+def test_the_same_agent_with_another_model_or_effort_is_another_row() -> None:
+    """Never averaged together: a sweep comparing one CLI's models would otherwise show one row for all of them.
+    Where it ran (its home folder, its binary) does not make another row."""
+    curves = [
+        _curve("claude-code", "cartpole", 400.0, 1, model="opus"),
+        _curve("claude-code", "cartpole", 300.0, 2, model="opus", executable="/opt/claude"),
+        _curve("claude-code", "cartpole", 100.0, 1, model="haiku"),
+        _curve("claude-code", "cartpole", 200.0, 1, model="haiku", effort="high", args=["--x", "1"]),
+        _curve("codex", "cartpole", 50.0, 1, view_image=True),
+        _curve("codex", "cartpole", 60.0, 2, view_image=False),
+    ]
+    rows = leaderboard(curves)
+    assert [(r.agent, r.runs, r.scores) for r in rows] == [
+        ("claude-code (model=opus)", 2, (400.0, 300.0)),
+        ("claude-code (model=haiku, effort=high, args=--x 1)", 1, (200.0,)),
+        ("claude-code (model=haiku)", 1, (100.0,)),
+        ("codex", 1, (60.0,)),
+        ("codex (view_image=yes)", 1, (50.0,)),
+    ]
 
 
 def test_the_t_quantiles() -> None:

@@ -145,3 +145,24 @@ def test_report_isolation_flags_need_render_episodes(readme_main_run: MainJobRun
     assert done.exit_code == 2, done.output
     assert "--render-episodes" in done.output
     assert not (tmp_path / "r.html").exists()
+
+
+def test_the_leaderboard_tells_one_agent_with_two_models_apart(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Real Runs of one Agent with two models (--agent-option model=...): two leaderboard rows, never one average."""
+    monkeypatch.chdir(tmp_path)
+    small = ["--validation-episodes", "0", "--assessment-episodes", "2", "--episode-budget", "4", "-q"]
+    for name, model in (("alpha-1", "alpha"), ("beta-1", "beta")):
+        args = ["run", "frozen-lake", "--agent", "baseline", "--agent-option", f"model={model}", *small]
+        made = CliRunner().invoke(cli, [*args, "--record-to", f"runs/{name}"])
+        assert made.exit_code == 0, made.output
+    shutil.copytree("runs/alpha-1", "runs/alpha-2", symlinks=True)
+    done = CliRunner().invoke(cli, ["report", "runs/alpha-1", "runs/beta-1", "runs/alpha-2", "--out", "r.html", "-q"])
+    assert done.exit_code == 0, done.output
+    html = Path("r.html").read_text(encoding="utf-8")
+    board = html.split('<table class="leaderboard">', 1)[1].split("</table>", 1)[0]
+    assert board.count("<tr><td>") == 2, board
+    assert "<tr><td>baseline (model=alpha)</td>" in board
+    assert "<tr><td>baseline (model=beta)</td>" in board
+    facts = html.split("</table>", 1)[1]  # each Run's facts, after the leaderboard
+    assert facts.count("<td>baseline (model=alpha)</td>") == 2
+    assert facts.count("<td>baseline (model=beta)</td>") == 1
