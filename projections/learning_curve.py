@@ -24,6 +24,7 @@ Unlike the Host's projections this one offers :func:`fold` (and its :class:`Lear
 
 from __future__ import annotations
 
+import shlex
 from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -162,6 +163,8 @@ def _agent_settings(config: Mapping[str, Any]) -> str:
 
     >>> _agent_settings({"agent": {"name": "codex", "model": "o3", "args": ["-c", "x=1"], "home": "/h"}})
     'model=o3, args=-c x=1'
+    >>> _agent_settings({"agent": {"name": "codex", "args": ["a b"]}})  # one argument, told from two
+    "args='a b'"
     """
     agent = config.get("agent")
     if not isinstance(agent, Mapping):
@@ -173,7 +176,7 @@ def _agent_settings(config: Mapping[str, Any]) -> str:
             continue
         if value is True:
             value = "yes"
-        parts.append(f"{key}={' '.join(str(v) for v in value) if isinstance(value, list) else value}")
+        parts.append(f"{key}={shlex.join(str(v) for v in value) if isinstance(value, list) else value}")
     return ", ".join(parts)
 
 
