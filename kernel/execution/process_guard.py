@@ -45,16 +45,21 @@ _lock = threading.Lock()
 _installed = False
 
 
-def process_state(pid: int) -> str | None:
-    """The one-letter state of process ``pid`` (``R``, ``S``, ``T``, ``Z``, ...), or None if it is gone."""
+def _stat_tail(pid: int) -> bytes | None:
+    """``/proc/PID/stat`` from the state field on (None if the process is gone)."""
     try:
         with open(f"/proc/{pid}/stat", "rb") as stat:
             text = stat.read()
     except OSError:
         return None
     # The command name (field 2) is in parentheses and may itself contain ") "; the state follows the last ")".
-    tail = text[text.rfind(b")") + 2 :]
-    return tail[:1].decode("ascii", "replace") or None
+    return text[text.rfind(b")") + 2 :]
+
+
+def process_state(pid: int) -> str | None:
+    """The one-letter state of process ``pid`` (``R``, ``S``, ``T``, ``Z``, ...), or None if it is gone."""
+    tail = _stat_tail(pid)
+    return None if tail is None else tail[:1].decode("ascii", "replace") or None
 
 
 def _signal_mask(status: str, *names: str) -> int:
@@ -69,12 +74,10 @@ def _signal_mask(status: str, *names: str) -> int:
 def _is_ending(pid: int) -> bool:
     """Whether ``pid`` is being ended (by a signal it took, or exiting): it no longer shows the signal that ends it
     as pending, and is not a zombie yet."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as stat:
-            text = stat.read()
-    except OSError:
+    tail = _stat_tail(pid)
+    if tail is None:
         return True
-    fields = text[text.rfind(b")") + 2 :].split()
+    fields = tail.split()
     return len(fields) > 6 and int(fields[6]) & _PF_ENDING != 0
 
 

@@ -253,20 +253,23 @@ class Zygote:
                     self._sock.send(message)
                 return
             except TimeoutError:  # nothing was sent (a whole message or nothing): the zygote has not read for a while
-                if self.sandboxed:
-                    raise self._broken(
-                        f"zygote (pid {self.pid}) took no request within {_SANDBOX_REPLY_SECONDS:g} s"
-                    ) from None
-                self._check_waitable()
+                self._waited("took no request")
             except OSError as exc:
                 raise self._broken(f"zygote (pid {self.pid}) is gone: {exc}") from None
 
-    def _check_waitable(self) -> None:
-        """Raise :class:`ZygoteBroken` if a local zygote the worker waits for cannot answer any more.
+    def _waited(self, what: str) -> None:
+        """The socket's timeout passed without the zygote's part (``what`` it did not do): a sandboxed zygote is then
+        broken; a local one is still waited for, unless it cannot answer any more (:meth:`_raise_if_broken`)."""
+        if self.sandboxed:
+            raise self._broken(f"zygote (pid {self.pid}) {what} within {_SANDBOX_REPLY_SECONDS:g} s") from None
+        self._raise_if_broken(asleep_counts=True)
 
-        A Policy may have stopped it, or sent it a signal that will stop or end it, possibly after the last check of
-        its Episode found it asleep: then it would never answer, and waiting on would hang the worker."""
-        why = broken_state(self.pid)
+    def _raise_if_broken(self, *, asleep_counts: bool) -> None:
+        """Raise :class:`ZygoteBroken` if the local zygote was stopped or ended, or sent a signal that will.
+
+        While the worker waits for it (``asleep_counts``), a stop may have come after the last check of an Episode
+        found it asleep: then it would never answer, and waiting on would hang the worker."""
+        why = broken_state(self.pid, asleep_counts=asleep_counts)
         if why is not None:
             raise ZygoteBroken(f"the zygote (pid {self.pid}) {why}")
 
@@ -279,11 +282,7 @@ class Zygote:
                 message = self._sock.recv(64)
                 break
             except TimeoutError:
-                if self.sandboxed:
-                    raise self._broken(
-                        f"zygote (pid {self.pid}) did not answer within {_SANDBOX_REPLY_SECONDS:g} s"
-                    ) from None
-                self._check_waitable()
+                self._waited("did not answer")
             except OSError as exc:
                 raise self._broken(f"zygote (pid {self.pid}) is gone: {exc}") from None
         if not message:
@@ -380,11 +379,8 @@ class Zygote:
     def check_alive(self) -> None:
         """Raise :class:`ZygoteBroken` if a local zygote has ended or is stopped (call once the Policy is killed:
         nothing of it can change that any more). A sandboxed zygote is checked by its reply deadlines instead."""
-        if self.sandboxed:
-            return
-        why = broken_state(self.pid, asleep_counts=False)
-        if why is not None:
-            raise ZygoteBroken(f"the zygote (pid {self.pid}) {why}")
+        if not self.sandboxed:
+            self._raise_if_broken(asleep_counts=False)
 
     def kill_child(self, pid: int) -> None:
         """SIGKILL child ``pid``'s process group (in a sandbox the zygote does it when told ``W`` or ``K``)."""

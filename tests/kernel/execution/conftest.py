@@ -305,6 +305,14 @@ PROGRAMS: dict[str, str] = {
 }
 
 
+def toy_counter_template() -> tuple[object, object, object, object]:
+    """What a worker sends its zygote for ``toy-counter`` (its spaces, metadata and parameters): for zygotes forked
+    by the tests themselves."""
+    benchmark = resolve_benchmark(BenchmarkRef(name="toy-counter"))
+    spec = benchmark.spec
+    return benchmark.observation_space, benchmark.action_space, spec.metadata, spec.environment_parameters
+
+
 def write_program(root: Path, name: str, source: str) -> Path:
     """A Program directory ``root/name`` whose policy.py is ``source``."""
     directory = root / name

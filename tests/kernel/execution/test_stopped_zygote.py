@@ -22,21 +22,11 @@ from evoledger.kernel.execution.episode_runner import EpisodeRunner
 from evoledger.kernel.execution.process_guard import process_state
 from evoledger.kernel.execution.zygote import Zygote, ZygoteBroken
 from evoledger.kernel.registry import BenchmarkRef, resolve_benchmark
-from evoledger.tests.kernel.execution.conftest import write_program
+from evoledger.tests.kernel.execution.conftest import toy_counter_template
 from evoledger.tests.support.process_tree import wait_until
 
 MakeTasks = Callable[..., list[EpisodeTask]]
 _T = TypeVar("_T")
-
-QUIET = """
-class _Policy:
-    def act(self, observation):
-        return 0
-
-
-def make_policy(context):
-    return _Policy()
-"""
 
 
 class _SlowToUnpickle:
@@ -47,12 +37,6 @@ class _SlowToUnpickle:
 
     def __reduce__(self) -> tuple[Any, tuple[float]]:
         return time.sleep, (self.seconds,)
-
-
-def _template() -> tuple[object, object, object, object]:
-    benchmark = resolve_benchmark(BenchmarkRef(name="toy-counter"))
-    spec = benchmark.spec
-    return benchmark.observation_space, benchmark.action_space, spec.metadata, spec.environment_parameters
 
 
 def _stop(pid: int) -> None:
@@ -94,7 +78,7 @@ def zygote() -> Iterator[Zygote]:
 
 
 def test_asking_a_stopped_zygote_for_a_child_raises_instead_of_waiting(zygote: Zygote) -> None:
-    zygote.send_template(*_template())
+    zygote.send_template(*toy_counter_template())
     zygote.discard(zygote.take_child())  # a working zygote first
     _stop(zygote.pid)
     with pytest.raises(ZygoteBroken, match=rf"the zygote \(pid {zygote.pid}\) was stopped by a signal"):
@@ -102,7 +86,7 @@ def test_asking_a_stopped_zygote_for_a_child_raises_instead_of_waiting(zygote: Z
 
 
 def test_a_zygote_stopped_while_it_is_being_closed_is_killed_not_waited_for(zygote: Zygote) -> None:
-    _, action_space, metadata, parameters = _template()
+    _, action_space, metadata, parameters = toy_counter_template()
     zygote.send_template(_SlowToUnpickle(20.0), action_space, metadata, parameters)  # busy for 20 s from now
     assert wait_until(lambda: process_state(zygote.pid) == "S", 30.0, every=0.005)  # asleep in its unpickling
     closing = threading.Thread(target=zygote.close, daemon=True)
@@ -121,15 +105,15 @@ def test_a_zygote_stopped_while_it_is_being_closed_is_killed_not_waited_for(zygo
 
 
 def test_an_episode_whose_zygote_was_stopped_before_it_began_is_a_refunded_infra_fault(
-    zygote: Zygote, tmp_path: Path, make_tasks: MakeTasks
+    zygote: Zygote, programs: dict[str, Path], make_tasks: MakeTasks
 ) -> None:
     """Stopped between Episodes (after the last one's check): the next Episode ends at once as ``infra_fault``,
     naming the stop, and the runner retires (its worker is replaced), instead of waiting for a child forever."""
     benchmark = resolve_benchmark(BenchmarkRef(name="toy-counter"))
-    zygote.send_template(*_template())
+    zygote.send_template(*toy_counter_template())
     runner = EpisodeRunner(benchmark, zygote)
     # Quiet: a Policy forked from this process (not from a worker) has pytest's captured stdout, which it cannot use.
-    (task,) = make_tasks(write_program(tmp_path, "zeros", QUIET))
+    (task,) = make_tasks(programs["fast_zero"])
     first = runner.run(task)
     assert first.status == "ok", (first.failure_message, first.traceback)
     runner.prefork()

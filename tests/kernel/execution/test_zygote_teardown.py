@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from evoledger.kernel.execution import EpisodeTask, LocalExecutor
 from evoledger.kernel.execution.zygote import Zygote
-from evoledger.kernel.registry import BenchmarkRef, resolve_benchmark
+from evoledger.kernel.registry import BenchmarkRef
+from evoledger.tests.kernel.execution.conftest import toy_counter_template
 from evoledger.tests.support.process_tree import wait_until
 
 MakeTasks = Callable[..., list[EpisodeTask]]
@@ -19,18 +20,12 @@ MakeTasks = Callable[..., list[EpisodeTask]]
 _CPUS = sorted(os.sched_getaffinity(0))
 
 
-def _template() -> tuple[object, object, object, object]:
-    benchmark = resolve_benchmark(BenchmarkRef(name="toy-counter"))
-    spec = benchmark.spec
-    return benchmark.observation_space, benchmark.action_space, spec.metadata, spec.environment_parameters
-
-
 @pytest.mark.skipif(len(_CPUS) < 2, reason="needs two CPUs")
 def test_a_killed_child_is_moved_to_the_zygotes_cpus_before_it_dies() -> None:
     worker_cpu, spare_cpu = _CPUS[:2]
     zygote = Zygote.fork(worker_cpu, cpus={worker_cpu, spare_cpu})
     try:
-        zygote.send_template(*_template())
+        zygote.send_template(*toy_counter_template())
         child = zygote.take_child()
         try:
             # Once set up, the child joins the worker's CPU by itself: wait for that, or its own move could undo the
@@ -49,7 +44,7 @@ def test_without_spare_cpus_a_killed_child_stays_where_it_ran() -> None:
     worker_cpu = _CPUS[0]
     zygote = Zygote.fork(worker_cpu)
     try:
-        zygote.send_template(*_template())
+        zygote.send_template(*toy_counter_template())
         child = zygote.take_child()
         os.sched_setaffinity(child.pid, {worker_cpu})
         zygote.kill_child(child.pid)
@@ -66,7 +61,7 @@ def test_a_child_sets_up_on_a_spare_cpu_and_waits_for_its_episode_on_the_workers
     worker_cpu, spare_cpu = _CPUS[:2]
     zygote = Zygote.fork(worker_cpu, cpus={spare_cpu})
     try:
-        zygote.send_template(*_template())
+        zygote.send_template(*toy_counter_template())
         child = zygote.take_child()
         assert os.sched_getaffinity(zygote.pid) == {spare_cpu}
         assert wait_until(lambda: os.sched_getaffinity(child.pid) == {worker_cpu}, 30, every=0.01)
@@ -94,7 +89,7 @@ def test_a_childs_output_pipe_holds_a_mebibyte() -> None:
         pytest.skip("pipes here hold less than 1 MiB")
     zygote = Zygote.fork(_CPUS[0])
     try:
-        zygote.send_template(*_template())
+        zygote.send_template(*toy_counter_template())
         child = zygote.take_child()
         assert fcntl.fcntl(child.log_fd, fcntl.F_GETPIPE_SZ) == 1 << 20
         zygote.discard(child)
