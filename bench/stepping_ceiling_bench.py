@@ -5,11 +5,13 @@ the Policy process >= 50% of the limit ``1 / (1/in-process + 1/round-trip)``. Th
 and on CartPole with the same heuristic Policy, what the simplest possible two-process loops reach, so that the gap
 left to evoledger's executor can be told apart from what the design itself costs:
 
-* **in-process**: gymnasium stepping with the Policy called directly; **round trip**: a raw 32-byte socket round
-  trip between two processes pinned to one CPU (as a worker and its Policy child run); **limit**: the formula above;
-* **ideal, one process for all Episodes**: evoledger's Environment and wire codec, raw socket calls, no checks, no
-  recording, no timing, and one Policy process for every Episode (which the architecture rules out: every Episode
-  needs a fresh Policy runtime);
+* **in-process**: gymnasium stepping with the Policy called directly; **round trip**: a raw 32-byte round trip
+  between two processes pinned to one CPU (as a worker and its Policy child run), over a socket pair and over a pair
+  of pipes; **limit**: the formula above, with each (evoledger exchanges over pipes, whose round trip is cheaper: the
+  limit with it is the higher, stricter one);
+* **ideal, one process for all Episodes**: evoledger's Environment and wire codec, raw reads and writes of a pair of
+  pipes, no checks, no recording, no timing, and one Policy process for every Episode (which the architecture rules
+  out: every Episode needs a fresh Policy runtime);
 * **ideal, a fresh process per Episode**: the same loop, but each Episode's Policy process forked ahead of time from
   a zygote, as evoledger does: the least any design keeping a fresh runtime per Episode pays;
 * **evoledger**: ``LocalExecutor(workers=1)``, with every check, limit and recorded trajectory;
@@ -40,15 +42,15 @@ _CPU = min(os.sched_getaffinity(0))
 _SPARE = os.sched_getaffinity(0) - {_CPU}
 
 
-def _serve_policy(sock: socket.socket) -> None:
+def _serve_policy(read_fd: int, write_fd: int) -> None:
     """The Policy side of the ideal loops: decode, act (the CARTPOLE_POLICY heuristic), encode; never returns.
 
     Like an evoledger Policy child, it joins the driver's CPU as soon as it is set up, before its Episode: joining at
     the first observation instead would make every Episode wait milliseconds for the move (measured: 3.6-5 ms)."""
     os.sched_setaffinity(0, {_CPU})
-    while frame := sock.recv(65536):
+    while frame := os.read(read_fd, 65536):
         observation = decode_wire(memoryview(frame)[1:])
-        sock.sendall(b"A" + encode_action(1 if observation[2] + 0.5 * observation[3] > 0 else 0))
+        os.write(write_fd, b"A" + encode_action(1 if observation[2] + 0.5 * observation[3] > 0 else 0))
     os._exit(0)
 
 
@@ -57,12 +59,20 @@ def _episodes(steps: int) -> tuple[Any, list[Any]]:
     return benchmark, benchmark.episodes("train", seed=0, count=steps // 8 + 1)
 
 
-def _drive(benchmark: Any, episode: Any, sock: socket.socket) -> int:
+def _pipes() -> tuple[tuple[int, int], tuple[int, int]]:
+    """Two pipes, one each way: the driver's ends (read, write) and the Policy process's (read, write)."""
+    policy_reads, driver_writes = os.pipe()
+    driver_reads, policy_writes = os.pipe()
+    return (driver_reads, driver_writes), (policy_reads, policy_writes)
+
+
+def _drive(benchmark: Any, episode: Any, ends: tuple[int, int]) -> int:
     env = benchmark.make_environment(episode)
     observation, count, done = env.reset(), 0, False
+    read_fd, write_fd = ends
     while not done:
-        sock.sendall(b"O" + encode_wire(observation))
-        step = env.step(decode_action(memoryview(sock.recv(65536))[1:]))
+        os.write(write_fd, b"O" + encode_wire(observation))
+        step = env.step(decode_action(memoryview(os.read(read_fd, 65536))[1:]))
         observation, count, done = step.observation, count + 1, step.terminated or step.truncated
     env.close()
     return count
@@ -70,12 +80,12 @@ def _drive(benchmark: Any, episode: Any, sock: socket.socket) -> int:
 
 def _ideal_one_process(steps: int) -> float:
     benchmark, episodes = _episodes(steps)
-    ours, theirs = socket.socketpair()
+    ours, theirs = _pipes()
     pid = os.fork()
     if pid == 0:
-        ours.close()
-        _serve_policy(theirs)
-    theirs.close()
+        _close(ours)
+        _serve_policy(*theirs)
+    _close(theirs)
     before = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {_CPU})
     count, began = 0, time.perf_counter()
@@ -85,13 +95,18 @@ def _ideal_one_process(steps: int) -> float:
             break
     elapsed = time.perf_counter() - began
     os.sched_setaffinity(0, before)
-    ours.close()
+    _close(ours)
     os.waitpid(pid, 0)
     return count / elapsed
 
 
+def _close(fds: tuple[int, ...]) -> None:
+    for fd in fds:
+        os.close(fd)
+
+
 def _zygote(requests: socket.socket) -> None:
-    """Fork one Policy process per request (its socket passed along), reap the ended ones; never returns.
+    """Fork one Policy process per request (its pipe ends passed along), reap the ended ones; never returns.
 
     Like evoledger's zygote, it forks on the CPUs the driver does not use (when there are some)."""
     if _SPARE:
@@ -100,7 +115,7 @@ def _zygote(requests: socket.socket) -> None:
     gc.freeze()
     children: list[int] = []
     while True:
-        message, fds, _flags, _address = socket.recv_fds(requests, 16, 1)
+        message, fds, _flags, _address = socket.recv_fds(requests, 16, 2)
         if not message:
             for child in children:
                 os.waitpid(child, 0)
@@ -108,8 +123,8 @@ def _zygote(requests: socket.socket) -> None:
         pid = os.fork()
         if pid == 0:
             requests.close()
-            _serve_policy(socket.socket(fileno=fds[0]))
-        os.close(fds[0])
+            _serve_policy(*fds)
+        _close(tuple(fds))
         children.append(pid)
         for child in list(children):
             if os.waitpid(child, os.WNOHANG)[0]:
@@ -125,10 +140,10 @@ def _ideal_fresh_per_episode(steps: int) -> float:
         _zygote(theirs)
     theirs.close()
 
-    def fork_ahead() -> socket.socket:
-        mine, policy = socket.socketpair()
-        socket.send_fds(ours, [b"F"], [policy.fileno()])
-        policy.close()
+    def fork_ahead() -> tuple[int, int]:
+        mine, policy = _pipes()
+        socket.send_fds(ours, [b"F"], list(policy))
+        _close(policy)
         return mine
 
     before = os.sched_getaffinity(0)
@@ -138,12 +153,12 @@ def _ideal_fresh_per_episode(steps: int) -> float:
     for episode in episodes:
         current, ahead = ahead, fork_ahead()
         count += _drive(benchmark, episode, current)
-        current.close()
+        _close(current)
         if count >= steps:
             break
     elapsed = time.perf_counter() - began
     os.sched_setaffinity(0, before)
-    ahead.close()
+    _close(ahead)
     ours.close()
     os.waitpid(zygote, 0)
     return count / elapsed
@@ -186,6 +201,7 @@ def main() -> None:
             measured = {
                 "in-process": _in_process_cartpole(args.steps)[0],
                 "round trip": _round_trip(args.steps, _CPU)[0],
+                "pipe round trip": _round_trip(args.steps, _CPU, over="pipe")[0],
                 "ideal, one process for all Episodes": _ideal_one_process(args.steps),
                 "ideal, a fresh process per Episode": _ideal_fresh_per_episode(args.steps),
                 "evoledger LocalExecutor(workers=1)": _evoledger(args.steps, program),
@@ -195,12 +211,18 @@ def main() -> None:
         fork_exit = _fork_exit_seconds(max(20, args.steps // 300))
     median = {name: statistics.median(values) for name, values in figures.items()}
     limit = 1 / (1 / median["in-process"] + 1 / median["round trip"])
+    pipe_limit = 1 / (1 / median["in-process"] + 1 / median["pipe round trip"])
     print(f"CartPole, {args.steps} steps per figure, median of {args.rounds} rounds, one CPU for both processes")
     print(f"   {'in-process':<40} {median['in-process']:>9.0f} steps/s")
-    print(f"   {'raw round trip':<40} {median['round trip']:>9.0f} /s")
-    print(f"   {'limit 1/(1/in-process + 1/round-trip)':<40} {limit:>9.0f} steps/s")
-    for name in list(median)[2:]:
-        print(f"   {name:<40} {median[name]:>9.0f} steps/s = {median[name] / limit:5.1%} of the limit")
+    print(f"   {'raw round trip, socket pair':<40} {median['round trip']:>9.0f} /s")
+    print(f"   {'raw round trip, two pipes':<40} {median['pipe round trip']:>9.0f} /s")
+    print(f"   {'limit 1/(1/in-process + 1/round-trip)':<40} {limit:>9.0f} steps/s (socket round trip)")
+    print(f"   {'the same with the pipe round trip':<40} {pipe_limit:>9.0f} steps/s")
+    for name in list(median)[3:]:
+        print(
+            f"   {name:<40} {median[name]:>9.0f} steps/s = {median[name] / limit:5.1%} of the limit, "
+            f"{median[name] / pipe_limit:5.1%} of the pipe one"
+        )
     fresh = median["ideal, a fresh process per Episode"]
     ours = median["evoledger LocalExecutor(workers=1)"]
     print(f"   evoledger / ideal with a fresh process per Episode: {ours / fresh:.2f}x")

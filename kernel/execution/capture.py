@@ -1,10 +1,9 @@
 """Bounded capture of a Policy's output: keep the tail, never block the writer for long.
 
 A Policy may print without limit. The Policy's stdout/stderr pipe holds 1 MiB; the worker drains it
-whenever a wait for the Policy lasts longer than a short slice (and from then on whenever it is
-readable, :mod:`~.channel`) and at the Episode's end, and keeps only the last ``limit`` bytes (with a
-one-line marker saying how much was dropped), so a chatty Policy is never blocked for long on a full
-pipe and never grows the worker's memory.
+whenever it has to wait for the Policy's reply (:mod:`~.pipe_channel`) and at the Episode's end, and keeps
+only the last ``limit`` bytes (with a one-line marker saying how much was dropped), so a chatty Policy is
+never blocked for long on a full pipe and never grows the worker's memory.
 """
 
 from __future__ import annotations

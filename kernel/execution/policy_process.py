@@ -19,13 +19,14 @@ import orjson
 from evoledger.kernel.authoring import FAILURE_CODES
 from evoledger.kernel.execution.action_wire import MAX_ACTION_BYTES, decode_action
 from evoledger.kernel.execution.capture import TailBuffer, bound_text
-from evoledger.kernel.execution.channel import ChannelClosed, ChannelError, ChannelTimeout, FrameChannel
+from evoledger.kernel.execution.channel import ChannelClosed, ChannelError, ChannelTimeout
 from evoledger.kernel.execution.messages import (
     CHILD_ACTION,
     CHILD_FAILURE,
     TO_CHILD_OBSERVATION,
     TO_CHILD_START,
 )
+from evoledger.kernel.execution.pipe_channel import PipeChannel
 from evoledger.kernel.execution.tasks import PolicyLimits
 from evoledger.kernel.execution.zygote import SpareChild, Zygote
 from evoledger.ledger.errors import EncodingError, EvoLedgerError
@@ -35,8 +36,9 @@ __all__ = ["PolicyFailed", "PolicyProcess", "describe_wait_status"]
 _MAX_ACTION_FRAME: Final = MAX_ACTION_BYTES + 1
 _MAX_MESSAGE_CHARS: Final = 2000
 _SENT_AHEAD_BYTES: Final = 16 * 1024
-"""At most this first observation travels with the start message: it waits in the socket buffer (which always has
-room for it) until ``make_policy`` returned, so sending it can never block on a slow Policy."""
+"""At most this first observation travels with the start message: it waits in the pipe (64 KiB) until ``make_policy``
+returned, so sending it does not wait for a slow Policy. (A pipe Linux made smaller, for a user holding very many, makes
+the send wait for the child's reads, within the ``make_policy`` timeout and counted as Policy time.)"""
 
 
 class PolicyFailed(EvoLedgerError):
@@ -82,7 +84,7 @@ class PolicyProcess:
         self.act_seconds = 0.0
         """The part of :attr:`seconds` spent in ``act`` calls (counted against the Episode budget)."""
         self._log_fd = child.log_fd
-        self._channel = FrameChannel(child.channel, max_frame=_MAX_ACTION_FRAME)
+        self._channel = PipeChannel(child.read_fd, child.write_fd, timed=True, max_frame=_MAX_ACTION_FRAME)
         self._channel.watch(self._log_fd, self._drain_log)
         self._closed = False
         self._deadline = 0.0

@@ -22,11 +22,11 @@ arbitrary object: decided here, before anything reaches the worker), ``protocol_
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import importlib.util
 import os
 import random
 import resource
-import socket
 import sys
 import traceback
 from collections.abc import Mapping
@@ -38,17 +38,21 @@ import numpy as np
 import orjson
 from evoledger.kernel.execution.action_wire import InvalidActionValue, decode_action, encode_action
 from evoledger.kernel.execution.capture import bound_text
-from evoledger.kernel.execution.channel import ChannelClosed, FrameChannel
+from evoledger.kernel.execution.channel import ChannelClosed
 from evoledger.kernel.execution.context import PolicyContext
 from evoledger.kernel.execution.messages import TO_CHILD_OBSERVATION, TO_CHILD_START
+from evoledger.kernel.execution.pipe_channel import PipeChannel
 from evoledger.kernel.execution.values import decode_wire, encode_wire
 
 if TYPE_CHECKING:
     from evoledger.kernel.execution.abi.child import ChildAbi
 
-__all__ = ["CHANNEL_FD", "PolicyTemplate", "become_policy_process", "warm_up_zygote"]
+__all__ = ["CHANNEL_READ_FD", "CHANNEL_WRITE_FD", "PolicyTemplate", "become_policy_process", "warm_up_zygote"]
 
-CHANNEL_FD: Final = 3
+CHANNEL_READ_FD: Final = 3
+"""Where a Policy child reads the worker's messages (its end of one pipe of :mod:`~.pipe_channel`)."""
+CHANNEL_WRITE_FD: Final = 4
+"""Where a Policy child writes its replies (its end of the other pipe)."""
 _THIS_FILE: Final = __file__
 _RUNTIME_FILES: Final = (_THIS_FILE, str(Path(__file__).parent / "abi" / "child.py"))  # + --policy-abi's act wrapper
 _MAX_FD_FALLBACK: Final = 65536
@@ -85,18 +89,21 @@ class _PolicyFailure(Exception):
         self.trace = trace
 
 
-def _detach(channel_fd: int, log_fd: int) -> None:
-    """Own process group; stdio onto the capture pipe; the channel on fd 3; nothing else inherited."""
+def _detach(read_fd: int, write_fd: int, log_fd: int) -> None:
+    """Own process group; stdio onto the capture pipe; the channel on fds 3 and 4; nothing else inherited."""
     os.setsid()
+    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    top = soft if soft != resource.RLIM_INFINITY else _MAX_FD_FALLBACK
+    # First above every fd they will take, so that placing one never overwrites another still to be placed.
+    above = CHANNEL_WRITE_FD + 1
+    read_fd, write_fd, log_fd = (fcntl.fcntl(fd, fcntl.F_DUPFD, above) for fd in (read_fd, write_fd, log_fd))
     devnull = os.open(os.devnull, os.O_RDONLY)
     os.dup2(devnull, 0)
     os.dup2(log_fd, 1)
     os.dup2(log_fd, 2)
-    if channel_fd != CHANNEL_FD:
-        os.dup2(channel_fd, CHANNEL_FD)
-    soft, _hard = resource.getrlimit(resource.RLIMIT_NOFILE)
-    top = soft if soft != resource.RLIM_INFINITY else _MAX_FD_FALLBACK
-    os.closerange(CHANNEL_FD + 1, max(top, CHANNEL_FD + 2))
+    os.dup2(read_fd, CHANNEL_READ_FD)
+    os.dup2(write_fd, CHANNEL_WRITE_FD)
+    os.closerange(CHANNEL_WRITE_FD + 1, max(top, CHANNEL_WRITE_FD + 2))
     for stream in (sys.stdout, sys.stderr):
         reconfigure = getattr(stream, "reconfigure", None)
         if reconfigure is not None:
@@ -259,7 +266,7 @@ def _load_policy(program_dir: Path, context: PolicyContext) -> Any:
     return policy
 
 
-def _serve(channel: FrameChannel, template: PolicyTemplate, cpu: int | None) -> None:
+def _serve(channel: PipeChannel, template: PolicyTemplate, cpu: int | None) -> None:
     setup_cpus = os.sched_getaffinity(0)
     if cpu is not None:
         # Set up (on the zygote's spare CPU, maybe), wait on the worker's: every step is an exchange with the worker,
@@ -322,7 +329,7 @@ def _action_refusal(exc: BaseException) -> str:
         return f"act() returned a value that cannot be sent ({type(exc).__name__})"
 
 
-def _report(channel: FrameChannel, failure: _PolicyFailure) -> None:
+def _report(channel: PipeChannel, failure: _PolicyFailure) -> None:
     _flush_stdio()
     try:
         payload = orjson.dumps({"code": failure.code, "message": failure.message, "traceback": failure.trace})
@@ -331,13 +338,16 @@ def _report(channel: FrameChannel, failure: _PolicyFailure) -> None:
     channel.send(b"E" + payload)
 
 
-def become_policy_process(channel_fd: int, log_fd: int, template: PolicyTemplate, cpu: int | None) -> NoReturn:
-    """Turn a freshly forked process into one Episode's Policy runtime; never returns."""
+def become_policy_process(fds: list[int], template: PolicyTemplate, cpu: int | None) -> NoReturn:
+    """Turn a freshly forked process into one Episode's Policy runtime; never returns.
+
+    ``fds``: its ends of the channel (the pipe it reads, the pipe it writes) and of its log pipe."""
     code = 0
     try:
-        _detach(channel_fd, log_fd)
+        read_fd, write_fd, log_fd = fds
+        _detach(read_fd, write_fd, log_fd)
         _warm_up(template, rehearse=False)
-        channel = FrameChannel(socket.socket(fileno=CHANNEL_FD))
+        channel = PipeChannel(CHANNEL_READ_FD, CHANNEL_WRITE_FD, timed=False)
         _serve(channel, template, cpu)
     except ChannelClosed:
         code = 0

@@ -11,7 +11,8 @@ frozen (``gc.freeze``) before the first fork.
 The worker talks to the zygote over a ``SOCK_SEQPACKET`` pair (one message per request)::
 
     worker -> zygote   I/J  the pickled template, in chunks (J is the last); pickled by the worker, which is ours
-                       F    fork a child; carries the child's channel and log-pipe descriptors (SCM_RIGHTS)
+                       F    fork a child; carries the child's ends of its two channel pipes (one each way, see
+                            :mod:`~.pipe_channel`) and of its log pipe (SCM_RIGHTS)
                        W    pid: report that child's exit status (after the worker killed it); replies S
                        K    pid: release that child (the worker killed it and needs no status)
     zygote -> worker   P    pid of a new child
@@ -74,7 +75,7 @@ _LOCAL_EXIT_SECONDS: Final = 10.0
 """How long a closed local zygote that is neither stopped nor signalled may take to exit before it is killed."""
 _LOG_PIPE_BYTES: Final = 1024 * 1024
 """A Policy's stdout/stderr pipe holds this much (the unprivileged maximum, ``/proc/sys/fs/pipe-max-size``): the
-worker drains it only while it waits for the Policy without a reply coming soon (:mod:`~.channel`)."""
+worker drains it only while it waits for the Policy without a reply there already (:mod:`~.pipe_channel`)."""
 
 
 class ZygoteBroken(InfraError):
@@ -99,14 +100,27 @@ def _kill_group(pid: int) -> None:
 
 
 class SpareChild:
-    """A forked Policy child waiting for its start message: the worker's ends of its channel and log pipe."""
+    """A forked Policy child waiting for its start message: the worker's ends of its channel pipes and log pipe."""
 
-    __slots__ = ("channel", "log_fd", "pid")
+    __slots__ = ("log_fd", "pid", "read_fd", "write_fd")
 
-    def __init__(self, pid: int, channel: socket.socket, log_fd: int) -> None:
+    def __init__(self, pid: int, read_fd: int, write_fd: int, log_fd: int) -> None:
         self.pid = pid
-        self.channel = channel
+        self.read_fd = read_fd
+        """Where the child's messages arrive."""
+        self.write_fd = write_fd
+        """Where the worker's messages to the child go."""
         self.log_fd = log_fd
+
+    def close_fds(self) -> None:
+        """Close the worker's ends (for a child never handed to a :class:`~.policy_process.PolicyProcess`)."""
+        _close_all((self.read_fd, self.write_fd, self.log_fd))
+
+
+def _close_all(fds: tuple[int, ...]) -> None:
+    for fd in fds:
+        with contextlib.suppress(OSError):
+            os.close(fd)
 
 
 def _zygote_loop(sock: socket.socket, cpu: int | None, sandboxed: bool = False) -> None:
@@ -140,7 +154,7 @@ def _zygote_loop(sock: socket.socket, cpu: int | None, sandboxed: bool = False) 
                     warm_up_zygote(template)
                     gc.freeze()  # no collection first: it found nothing to free, and cost 10-20 ms before the hello
             elif kind == b"F":
-                if template is None or len(fds) != 2:
+                if template is None or len(fds) != 3:
                     for fd in fds:
                         os.close(fd)
                     raise InfraError("the zygote was asked to fork before it received its template")
@@ -150,7 +164,7 @@ def _zygote_loop(sock: socket.socket, cpu: int | None, sandboxed: bool = False) 
                 if pid == 0:
                     sock.detach()
                     die_with_parent(zygote)  # a zygote killed by a Policy takes its other children along
-                    become_policy_process(fds[0], fds[1], template, cpu)
+                    become_policy_process(fds, template, cpu)
                 for fd in fds:
                     os.close(fd)
                 live.add(pid)
@@ -189,7 +203,8 @@ class Zygote:
         self.pid = pid
         self._sock = sock
         self._sandbox = sandbox
-        self._pending: deque[tuple[socket.socket, int]] = deque()
+        self._pending: deque[tuple[int, int, int]] = deque()
+        """The worker's ends (read, write, log) of each child requested and not yet forked, oldest first."""
         self._spares: deque[SpareChild] = deque()
         self._teardown_cpus: set[int] | None = None
         """Where a killed child ends (its memory is freed there): the zygote's CPUs when it has more than the
@@ -290,8 +305,7 @@ class Zygote:
         kind, body = message[:1], message[1:]
         if kind == b"P":
             (pid,) = _PID.unpack(body)
-            channel, log_fd = self._pending.popleft()
-            self._spares.append(SpareChild(pid, channel, log_fd))
+            self._spares.append(SpareChild(pid, *self._pending.popleft()))
         return kind, body
 
     def send_template(
@@ -307,21 +321,20 @@ class Zygote:
 
     def request_child(self) -> None:
         """Ask for a new Policy child; it is collected later by :meth:`take_child` (fork latency hidden)."""
-        parent_end, child_end = socket.socketpair(socket.AF_UNIX, socket.SOCK_STREAM)
+        child_reads, worker_writes = os.pipe()
+        worker_reads, child_writes = os.pipe()
         log_read, log_write = os.pipe()
         try:
-            self._send(b"F", (child_end.fileno(), log_write))
+            self._send(b"F", (child_reads, child_writes, log_write))
         except BaseException:
-            parent_end.close()
-            os.close(log_read)
+            _close_all((worker_reads, worker_writes, log_read))
             raise
         finally:
-            child_end.close()
-            os.close(log_write)
+            _close_all((child_reads, child_writes, log_write))
         os.set_blocking(log_read, False)
         with contextlib.suppress(OSError):  # room for a chatty Policy's output between two drains (else 64 KiB)
             fcntl.fcntl(log_read, fcntl.F_SETPIPE_SZ, _LOG_PIPE_BYTES)
-        self._pending.append((parent_end, log_read))
+        self._pending.append((worker_reads, worker_writes, log_read))
 
     @property
     def child_coming(self) -> bool:
@@ -361,9 +374,7 @@ class Zygote:
     def discard(self, child: SpareChild) -> None:
         """Kill an unused child, free its descriptors and let the zygote reap it."""
         self.kill_child(child.pid)
-        child.channel.close()
-        with contextlib.suppress(OSError):
-            os.close(child.log_fd)
+        child.close_fds()
         self.release(child.pid)
 
     def release(self, pid: int) -> None:
@@ -394,14 +405,10 @@ class Zygote:
         """Kill spare children, close the socket (the zygote kills the rest and exits) and reap the zygote."""
         for spare in self._spares:
             self.kill_child(spare.pid)
-            spare.channel.close()
-            with contextlib.suppress(OSError):
-                os.close(spare.log_fd)
+            spare.close_fds()
         self._spares.clear()
-        for channel, log_fd in self._pending:
-            channel.close()
-            with contextlib.suppress(OSError):
-                os.close(log_fd)
+        for fds in self._pending:
+            _close_all(fds)
         self._pending.clear()
         self._sock.close()
         if self._sandbox is not None:  # the zygote sees the end of file and exits; as pid 1 it takes everything along

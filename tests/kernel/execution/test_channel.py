@@ -1,4 +1,5 @@
-"""Frames over sockets, bounded output capture, and bounded text."""
+"""Frames over sockets and pipes: a contract both transports keep (each test runs over both), and what only a Policy's
+channel (pipes) does."""
 
 from __future__ import annotations
 
@@ -7,29 +8,71 @@ import socket
 import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 
 import pytest
-from evoledger.kernel.execution.capture import TailBuffer, bound_text
+from evoledger.kernel.execution.capture import TailBuffer
 from evoledger.kernel.execution.channel import ChannelClosed, ChannelError, ChannelTimeout, FrameChannel
-from hypothesis import given, settings
-from hypothesis import strategies as st
+from evoledger.kernel.execution.pipe_channel import PipeChannel
 
-_OPEN: list[FrameChannel] = []
+Channel = FrameChannel | PipeChannel
+_OPEN: list[Channel] = []
+_RAW: dict[int, Callable[[bytes], None]] = {}
+"""How a test writes raw bytes (not frames) into a channel's sending end, by the channel's id."""
 
 
-def _pair(max_frame: int = 1 << 20) -> tuple[FrameChannel, FrameChannel]:
+def _socket_pair(max_frame: int) -> tuple[Channel, Channel]:
     a, b = socket.socketpair()
-    pair = FrameChannel(a, max_frame=max_frame), FrameChannel(b, max_frame=max_frame)
+    left, right = FrameChannel(a, max_frame=max_frame), FrameChannel(b, max_frame=max_frame)
+    _RAW[id(left)] = a.sendall
+    return left, right
+
+
+def _pipe_pair(max_frame: int, *, left_timed: bool = True) -> tuple[Channel, Channel]:
+    right_reads, left_writes = os.pipe()
+    left_reads, right_writes = os.pipe()
+    left = PipeChannel(left_reads, left_writes, timed=left_timed, max_frame=max_frame)
+    right = PipeChannel(right_reads, right_writes, timed=True, max_frame=max_frame)
+    _RAW[id(left)] = lambda data: _write_all(left_writes, data)
+    return left, right
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    blocking = os.get_blocking(fd)
+    os.set_blocking(fd, True)
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view) :]
+    os.set_blocking(fd, blocking)
+
+
+_BACKEND = "socket"
+
+
+@pytest.fixture(autouse=True, params=["socket", "pipes"])
+def _backend(request: pytest.FixtureRequest) -> Iterator[None]:
+    global _BACKEND
+    _BACKEND = request.param
+    yield
+    while _OPEN:
+        _OPEN.pop().close()
+    _RAW.clear()
+
+
+def _pair(max_frame: int = 1 << 20) -> tuple[Channel, Channel]:
+    """A connected pair in the backend under test: ``left`` sends, ``right`` receives with deadlines."""
+    pair = _socket_pair(max_frame) if _BACKEND == "socket" else _pipe_pair(max_frame)
     _OPEN.extend(pair)
     return pair
 
 
-@pytest.fixture(autouse=True)
-def _close_channels() -> Iterator[None]:
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
+def _raw(channel: Channel, data: bytes) -> None:
+    _RAW[id(channel)](data)
+
+
+def _pipes_only() -> None:
+    if _BACKEND != "pipes":
+        pytest.skip("only a Policy's channel (pipes) watches descriptors")
 
 
 def test_frames_arrive_whole_and_in_order() -> None:
@@ -52,7 +95,7 @@ def test_receive_times_out_and_reports_a_closed_peer() -> None:
     with pytest.raises(ChannelTimeout, match=r"no reply within 0\.100 s"):
         right.receive(0.1)
     assert time.monotonic() - began >= 0.1
-    left.sock.sendall(struct.pack("<I", 10) + b"abc")
+    _raw(left, struct.pack("<I", 10) + b"abc")
     left.close()
     with pytest.raises(ChannelClosed, match="7 bytes of an unfinished frame"):
         right.receive(1)
@@ -79,10 +122,12 @@ def test_oversized_frames_are_refused() -> None:
 
 
 def test_watched_descriptors_are_drained_while_waiting() -> None:
+    _pipes_only()
     left, right = _pair()
     read_fd, write_fd = os.pipe()
     os.set_blocking(read_fd, False)
     tail = TailBuffer(1024)
+    assert isinstance(right, PipeChannel)
     right.watch(read_fd, lambda: tail.drain(read_fd))
 
     def chatter() -> None:
@@ -101,17 +146,19 @@ def test_watched_descriptors_are_drained_while_waiting() -> None:
     os.close(read_fd)
 
 
-def _watched_pipe(channel: FrameChannel, limit: int = 1024) -> tuple[int, int, TailBuffer]:
+def _watched_pipe(channel: Channel, limit: int = 1024) -> tuple[int, int, TailBuffer]:
     read_fd, write_fd = os.pipe()
     os.set_blocking(read_fd, False)
     tail = TailBuffer(limit)
+    _pipes_only()
+    assert isinstance(channel, PipeChannel)
     channel.watch(read_fd, lambda: tail.drain(read_fd))
     return read_fd, write_fd, tail
 
 
 def test_a_peer_that_floods_its_output_before_replying_is_not_wedged() -> None:
-    # Far more than a pipe holds: the writer blocks until the waiting receiver drains, whether its wait is a blocking
-    # read in slices or a poll. The reply must arrive, and the output's tail with it.
+    # Far more than a pipe holds: the writer blocks until the waiting receiver drains. The reply must arrive, and the
+    # output's tail with it.
     left, right = _pair()
     read_fd, write_fd, tail = _watched_pipe(right)
     flood = b"x" * (6 << 20) + b"last-line\n"
@@ -127,6 +174,7 @@ def test_a_peer_that_floods_its_output_before_replying_is_not_wedged() -> None:
     assert right.receive(30) == b"reply"
     thread.join(30)
     assert not thread.is_alive()
+    assert isinstance(right, PipeChannel)
     right.unwatch(read_fd)
     tail.drain(read_fd)
     assert tail.getvalue().endswith(b"last-line\n")
@@ -154,6 +202,7 @@ def test_a_peer_that_floods_its_output_and_never_replies_times_out_on_time() -> 
         right.receive(0.5)
     elapsed = time.monotonic() - began
     stop.set()
+    assert isinstance(right, PipeChannel)
     right.unwatch(read_fd)
     while thread.is_alive():  # unblock its last write
         tail.drain(read_fd)
@@ -177,14 +226,14 @@ def test_a_wait_that_watches_a_quiet_descriptor_never_ends_early(timeout: float)
     os.close(read_fd)
 
 
-def test_replies_slower_than_a_slice_arrive_and_later_ones_too() -> None:
+def test_replies_slow_and_quick_arrive_whole_and_in_order() -> None:
     left, right = _pair()
     read_fd, write_fd, tail = _watched_pipe(right)
 
     def reply_slowly() -> None:
-        time.sleep(0.1)  # longer than a slice: the wait turns to polling
+        time.sleep(0.1)  # not there at once: the wait polls
         left.send(b"slow")
-        os.write(write_fd, b"out")  # output seen while waiting: later waits poll from the start
+        os.write(write_fd, b"out")
         time.sleep(0.1)
         left.send(b"after output")
         for index in range(50):
@@ -201,67 +250,56 @@ def test_replies_slower_than_a_slice_arrive_and_later_ones_too() -> None:
     os.close(read_fd)
 
 
-def test_tail_buffer_keeps_the_last_bytes_with_a_marker() -> None:
-    tail = TailBuffer(100)
-    for i in range(1000):
-        tail.write(f"{i:04d}\n".encode())
-    value = tail.getvalue()
-    assert len(value) <= 100
-    assert value.endswith(b"0999\n")
-    assert value.startswith(b"[evoledger: ")
-    assert b"earlier bytes of output dropped]" in value
-    small = TailBuffer(100)
-    small.write(b"short")
-    assert small.getvalue() == b"short"
-
-
-def test_bound_text_keeps_head_and_tail() -> None:
-    assert bound_text("short", 100) == "short"
-    text = "HEAD" + "x" * 10_000 + "TAIL"
-    bounded = bound_text(text, 500)
-    assert len(bounded) <= 500
-    assert bounded.startswith("HEAD")
-    assert bounded.endswith("TAIL")
-    assert "characters cut" in bounded
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.text(max_size=3000), st.integers(min_value=1, max_value=2000))
-def test_bound_text_never_exceeds_its_limit(text: str, limit: int) -> None:
-    bounded = bound_text(text, limit)
-    assert len(bounded) <= limit
-    assert bounded == text or len(text) > limit
-
-
-@settings(max_examples=100, deadline=None)
-@given(st.lists(st.binary(max_size=300), max_size=30), st.integers(min_value=60, max_value=500))
-def test_tail_buffer_is_bounded_and_keeps_the_newest_bytes(chunks: list[bytes], limit: int) -> None:
-    tail = TailBuffer(limit)
-    for chunk in chunks:
-        tail.write(chunk)
-    everything = b"".join(chunks)
-    value = tail.getvalue()
-    assert len(value) <= limit
-    if len(everything) <= limit:
-        assert value == everything
-    else:
-        kept = value.split(b"]\n", 1)[1]
-        assert everything.endswith(kept)
-        assert len(kept) >= limit - 60
-
-
 def test_frames_that_arrive_together_or_in_pieces_are_each_received_whole() -> None:
     left, right = _pair()
-    left.sock.sendall(struct.pack("<I", 1) + b"a" + struct.pack("<I", 2) + b"bc")  # two frames in one read
+    _raw(left, struct.pack("<I", 1) + b"a" + struct.pack("<I", 2) + b"bc")  # two frames in one read
     assert right.receive() == b"a"
     assert right.receive() == b"bc"
-    left.sock.sendall(struct.pack("<I", 5) + b"de")  # a frame in two pieces
+    _raw(left, struct.pack("<I", 5) + b"de")  # a frame in two pieces
 
     def rest() -> None:
         time.sleep(0.05)
-        left.sock.sendall(b"fgh")
+        _raw(left, b"fgh")
 
     thread = threading.Thread(target=rest)
     thread.start()
     assert right.receive() == b"defgh"
     thread.join()
+
+
+def test_the_policy_side_blocks_and_sends_frames_larger_than_a_pipe_whole() -> None:
+    _pipes_only()
+    child, worker = _pipe_pair(8 << 20, left_timed=False)  # the child's side blocks, as in a Policy process
+    _OPEN.extend((child, worker))
+    big = os.urandom(3 << 20)  # far more than a pipe holds: written in many pieces while the worker reads
+
+    def serve() -> None:
+        assert child.receive() == b"start"
+        child.send(big)
+        child.send(b"after")
+
+    thread = threading.Thread(target=serve)
+    thread.start()
+    worker.send(b"start", timeout=5)
+    assert worker.receive(30) == big
+    assert worker.receive(30) == b"after"
+    thread.join(30)
+    assert not thread.is_alive()
+
+
+def test_a_policy_side_that_ends_is_seen_as_closed_by_a_waiting_worker() -> None:
+    _pipes_only()
+    child, worker = _pipe_pair(1 << 20, left_timed=False)
+    _OPEN.append(worker)
+
+    def end_soon() -> None:
+        time.sleep(0.05)  # the worker is waiting in poll by then
+        child.close()
+
+    thread = threading.Thread(target=end_soon)
+    thread.start()
+    with pytest.raises(ChannelClosed):
+        worker.receive(10)
+    thread.join()
+    with pytest.raises(ChannelClosed):
+        worker.send(b"x", timeout=1)

@@ -216,7 +216,7 @@ def test_the_worker_refuses_what_the_policy_process_wrote_itself(name: str) -> N
 def test_a_raw_frame_from_the_policy_is_a_protocol_error(executors: dict[str, LocalExecutor], tmp_path: Path) -> None:
     frame = b"A" + RAW_FRAMES["surrogate"]
     expression = (
-        f"__import__('os').write(3, len({frame!r}).to_bytes(4, 'little') + {frame!r}) and __import__('time').sleep(30)"
+        f"__import__('os').write(4, len({frame!r}).to_bytes(4, 'little') + {frame!r}) and __import__('time').sleep(30)"
     )
     _evaluate_hostile(tmp_path, expression, "toy-counter", executors["toy-counter"])
 

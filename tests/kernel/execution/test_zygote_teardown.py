@@ -49,8 +49,7 @@ def test_without_spare_cpus_a_killed_child_stays_where_it_ran() -> None:
         os.sched_setaffinity(child.pid, {worker_cpu})
         zygote.kill_child(child.pid)
         assert os.sched_getaffinity(child.pid) == {worker_cpu}
-        child.channel.close()
-        os.close(child.log_fd)
+        child.close_fds()
         zygote.release(child.pid)
     finally:
         zygote.close()
@@ -67,8 +66,7 @@ def test_a_child_sets_up_on_a_spare_cpu_and_waits_for_its_episode_on_the_workers
         assert wait_until(lambda: os.sched_getaffinity(child.pid) == {worker_cpu}, 30, every=0.01)
         zygote.kill_child(child.pid)
         assert os.sched_getaffinity(child.pid) == {spare_cpu}  # freed off the worker's CPU
-        child.channel.close()
-        os.close(child.log_fd)
+        child.close_fds()
         zygote.release(child.pid)
     finally:
         zygote.close()
