@@ -63,12 +63,7 @@ def _token_start(data: bytes, position: int) -> int:
 def _repr_floats(data: bytes) -> bytes | None:
     """Rewrite the numbers of orjson's output whose form differs from ``repr``'s (C-speed when there are none);
     None when so many differ that the standard encoder is faster."""
-    exponents = data.count(b"e") - data.count(b"true") - data.count(b"false")
-    if (exponents + data.count(b"0.0000")) * 3 > data.count(b",") + 1:  # rewriting costs ~3x encoding a number
-        return None
-    spans: list[tuple[int, int]] = []
-    if exponents:
-        spans.extend((_token_start(data, match.start()), match.end()) for match in _EXPONENT.finditer(data))
+    spans = [(_token_start(data, match.start()), match.end()) for match in _EXPONENT.finditer(data)]
     position = data.find(b"0.0000")
     while position != -1:
         match = _SMALL.match(data, position)
@@ -79,6 +74,10 @@ def _repr_floats(data: bytes) -> bytes | None:
         position = data.find(b"0.0000", end)
     if not spans:
         return data
+    # Rewriting costs ~3x encoding a number. A value takes at most 26 bytes and a comma, so there are more values
+    # than len(data) / 27: counting them (a scan of the whole output) is needed only when the spans come close.
+    if len(spans) * 3 * 27 > len(data) and len(spans) * 3 > data.count(b",") + 1:
+        return None
     spans.sort()
     parts: list[bytes] = []
     done = 0
