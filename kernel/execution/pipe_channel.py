@@ -19,6 +19,7 @@ refused).
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import os
 import select
 import time
@@ -37,6 +38,12 @@ from evoledger.kernel.execution.channel import (
 
 __all__ = ["PipeChannel"]
 
+_PIPE_BYTES: Final = 64 * 1024
+"""What a pipe holds unless grown: Linux's default."""
+_MOST_PIPE_BYTES: Final = 1024 * 1024
+"""The most a pipe is grown to (the unprivileged maximum, ``/proc/sys/fs/pipe-max-size``): a frame larger than the
+pipe is written in parts, each waiting for the reader (measured: 480 KB images 18% slower per step than over a
+socket, whose buffer took them at once)."""
 _READABLE: Final = select.POLLIN | select.POLLPRI
 _ENDED: Final = select.POLLHUP | select.POLLERR | select.POLLNVAL
 
@@ -44,7 +51,7 @@ _ENDED: Final = select.POLLHUP | select.POLLERR | select.POLLNVAL
 class PipeChannel:
     """Frames read from ``read_fd`` and written to ``write_fd`` (both owned: :meth:`close` closes them)."""
 
-    __slots__ = ("_closed", "_drains", "_frames", "_poller", "_read_fd", "_timed", "_write_fd")
+    __slots__ = ("_closed", "_drains", "_frames", "_poller", "_read_fd", "_room", "_timed", "_write_fd")
 
     def __init__(self, read_fd: int, write_fd: int, *, timed: bool, max_frame: int = CHANNEL_MAX_FRAME) -> None:
         """``timed``: the worker's side (non-blocking ends, deadlines, watched descriptors); else the child's."""
@@ -56,6 +63,8 @@ class PipeChannel:
         self._poller = select.poll()
         self._poller.register(read_fd, _READABLE)
         self._closed = False
+        self._room = _PIPE_BYTES
+        """What the pipe written to holds, as far as this side knows (it grows it for large frames)."""
         os.set_blocking(read_fd, not timed)
         os.set_blocking(write_fd, not timed)
 
@@ -79,11 +88,15 @@ class PipeChannel:
         has not been fully accepted within ``timeout`` seconds (None: no limit; watched descriptors are drained
         meanwhile). The child's side blocks until the frame is written."""
         data = frame_bytes(payload, then)
+        if len(data) > self._room:
+            self._grow(len(data))
         try:
             if not self._timed:
-                view = memoryview(data)
-                while view:
-                    view = view[os.write(self._write_fd, view) :]
+                written = os.write(self._write_fd, data)  # whole, unless a signal came between parts
+                if written < len(data):
+                    view = memoryview(data)[written:]
+                    while view:
+                        view = view[os.write(self._write_fd, view) :]
                 return
             try:
                 sent = os.write(self._write_fd, data)  # the usual case: everything fits at once
@@ -93,6 +106,17 @@ class PipeChannel:
                 self._send_rest(memoryview(data)[sent:], timeout)
         except (BrokenPipeError, ConnectionResetError) as exc:
             raise ChannelClosed(f"peer closed the channel while sending: {exc}") from None
+
+    def _grow(self, size: int) -> None:
+        """Have the pipe written to hold ``size`` bytes, up to :data:`_MOST_PIPE_BYTES`. Refused (Linux refuses more
+        to a user holding very many pipes), it is not tried again: a frame that does not fit is still written in
+        parts."""
+        wanted = min(_MOST_PIPE_BYTES, 1 << (size - 1).bit_length())
+        try:
+            fcntl.fcntl(self._write_fd, fcntl.F_SETPIPE_SZ, wanted)
+        except OSError:
+            wanted = _MOST_PIPE_BYTES
+        self._room = wanted
 
     def _send_rest(self, view: memoryview, timeout: float | None) -> None:
         deadline = None if timeout is None else time.monotonic() + timeout

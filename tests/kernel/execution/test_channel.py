@@ -3,6 +3,7 @@ channel (pipes) does."""
 
 from __future__ import annotations
 
+import fcntl
 import os
 import socket
 import struct
@@ -303,3 +304,22 @@ def test_a_policy_side_that_ends_is_seen_as_closed_by_a_waiting_worker() -> None
     thread.join()
     with pytest.raises(ChannelClosed):
         worker.send(b"x", timeout=1)
+
+
+def test_a_frame_larger_than_a_pipe_grows_the_pipe_it_is_written_to() -> None:
+    _pipes_only()
+    child_reads, worker_writes = os.pipe()
+    worker_reads, child_writes = os.pipe()
+    worker = PipeChannel(worker_reads, worker_writes, timed=True)
+    child = PipeChannel(child_reads, child_writes, timed=False)
+    _OPEN.extend((worker, child))
+    assert fcntl.fcntl(worker_writes, fcntl.F_GETPIPE_SZ) == 64 * 1024
+    image = os.urandom(480_000)  # a 400x400 RGB observation: written at once instead of in 8 parts
+
+    received: list[bytes] = []
+    thread = threading.Thread(target=lambda: received.append(child.receive()))
+    thread.start()
+    worker.send(image, timeout=10)
+    thread.join(10)
+    assert received == [image]
+    assert fcntl.fcntl(worker_writes, fcntl.F_GETPIPE_SZ) == 512 * 1024
