@@ -139,10 +139,6 @@ class PipeChannel:
                     poller.unregister(fd)
                     self.unwatch(fd)
 
-    def pending(self) -> bool:
-        """Whether a whole frame is already buffered."""
-        return self._frames.pending()
-
     def receive(self, timeout: float | None = None) -> bytes:
         """The next frame. On the timed side waits at most ``timeout`` seconds (None: forever), then raises
         ChannelTimeout; the child's side always waits for it."""
