@@ -157,7 +157,8 @@ def _zygote_loop(sock: socket.socket, cpu: int | None, sandboxed: bool = False) 
                 if template is None or len(fds) != 3:
                     for fd in fds:
                         os.close(fd)
-                    raise InfraError("the zygote was asked to fork before it received its template")
+                    why = "before it received its template" if template is None else f"with {len(fds)} of 3 descriptors"
+                    raise InfraError(f"the zygote was asked to fork {why}")
                 _flush_stdio()
                 zygote = os.getpid()
                 pid = os.fork()
