@@ -1,83 +1,84 @@
-"""Frames over sockets and pipes: a contract both transports keep (each test runs over both), and what only a Policy's
-channel (pipes) does."""
+"""Frames over a socket (coordinator <-> worker) and over pipes (worker <-> Policy child): the contract both transports
+keep, each test run over both. What only the pipes do is in ``test_pipe_channel.py``."""
 
 from __future__ import annotations
 
-import fcntl
 import os
 import socket
 import struct
 import threading
 import time
 from collections.abc import Callable, Iterator
+from typing import NamedTuple
 
 import pytest
-from evoledger.kernel.execution.capture import TailBuffer
-from evoledger.kernel.execution.channel import ChannelClosed, ChannelError, ChannelTimeout, FrameChannel
+from evoledger.kernel.execution.channel import (
+    ChannelClosed,
+    ChannelError,
+    ChannelTimeout,
+    FrameBuffer,
+    FrameChannel,
+    frame_bytes,
+)
 from evoledger.kernel.execution.pipe_channel import PipeChannel
-
-Channel = FrameChannel | PipeChannel
-_OPEN: list[Channel] = []
-_RAW: dict[int, Callable[[bytes], None]] = {}
-"""How a test writes raw bytes (not frames) into a channel's sending end, by the channel's id."""
+from hypothesis import given
+from hypothesis import strategies as st
 
 
-def _socket_pair(max_frame: int) -> tuple[Channel, Channel]:
-    a, b = socket.socketpair()
-    left, right = FrameChannel(a, max_frame=max_frame), FrameChannel(b, max_frame=max_frame)
-    _RAW[id(left)] = a.sendall
-    return left, right
+class Pair(NamedTuple):
+    left: FrameChannel | PipeChannel
+    """Sends (with or without deadlines)."""
+    right: FrameChannel | PipeChannel
+    """Receives, with deadlines."""
+    raw: Callable[[bytes], None]
+    """Writes bytes that are not frames into ``left``'s direction."""
 
 
-def _pipe_pair(max_frame: int, *, left_timed: bool = True) -> tuple[Channel, Channel]:
-    right_reads, left_writes = os.pipe()
-    left_reads, right_writes = os.pipe()
-    left = PipeChannel(left_reads, left_writes, timed=left_timed, max_frame=max_frame)
-    right = PipeChannel(right_reads, right_writes, timed=True, max_frame=max_frame)
-    _RAW[id(left)] = lambda data: _write_all(left_writes, data)
-    return left, right
+MakePair = Callable[..., Pair]
 
 
 def _write_all(fd: int, data: bytes) -> None:
-    blocking = os.get_blocking(fd)
-    os.set_blocking(fd, True)
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view) :]
-    os.set_blocking(fd, blocking)
 
 
-_BACKEND = "socket"
+def _socket_pair(max_frame: int) -> Pair:
+    a, b = socket.socketpair()
+    return Pair(FrameChannel(a, max_frame=max_frame), FrameChannel(b, max_frame=max_frame), a.sendall)
 
 
-@pytest.fixture(autouse=True, params=["socket", "pipes"])
-def _backend(request: pytest.FixtureRequest) -> Iterator[None]:
-    global _BACKEND
-    _BACKEND = request.param
-    yield
-    while _OPEN:
-        _OPEN.pop().close()
-    _RAW.clear()
+def _pipe_pair(max_frame: int) -> Pair:
+    right_reads, left_writes = os.pipe()
+    left_reads, right_writes = os.pipe()
+    left = PipeChannel(left_reads, left_writes, timed=True, max_frame=max_frame)
+    right = PipeChannel(right_reads, right_writes, timed=True, max_frame=max_frame)
+
+    def raw(data: bytes) -> None:
+        os.set_blocking(left_writes, True)
+        _write_all(left_writes, data)
+        os.set_blocking(left_writes, False)
+
+    return Pair(left, right, raw)
 
 
-def _pair(max_frame: int = 1 << 20) -> tuple[Channel, Channel]:
-    """A connected pair in the backend under test: ``left`` sends, ``right`` receives with deadlines."""
-    pair = _socket_pair(max_frame) if _BACKEND == "socket" else _pipe_pair(max_frame)
-    _OPEN.extend(pair)
-    return pair
+@pytest.fixture(params=["socket", "pipes"])
+def pair(request: pytest.FixtureRequest) -> Iterator[MakePair]:
+    """Makes connected pairs over the transport under test (``max_frame`` its argument); closes them after."""
+    made: list[Pair] = []
+
+    def make(max_frame: int = 1 << 20) -> Pair:
+        made.append(_socket_pair(max_frame) if request.param == "socket" else _pipe_pair(max_frame))
+        return made[-1]
+
+    yield make
+    for left, right, _raw in made:
+        left.close()
+        right.close()
 
 
-def _raw(channel: Channel, data: bytes) -> None:
-    _RAW[id(channel)](data)
-
-
-def _pipes_only() -> None:
-    if _BACKEND != "pipes":
-        pytest.skip("only a Policy's channel (pipes) watches descriptors")
-
-
-def test_frames_arrive_whole_and_in_order() -> None:
-    left, right = _pair(max_frame=8 << 20)
+def test_frames_arrive_whole_and_in_order(pair: MakePair) -> None:
+    left, right, _raw = pair(8 << 20)
     big = os.urandom(3 << 20)
 
     def send_all() -> None:
@@ -90,177 +91,48 @@ def test_frames_arrive_whole_and_in_order() -> None:
     sender.join()
 
 
-def test_receive_times_out_and_reports_a_closed_peer() -> None:
-    left, right = _pair()
+def test_receive_times_out_and_reports_a_closed_peer(pair: MakePair) -> None:
+    left, right, raw = pair()
     began = time.monotonic()
     with pytest.raises(ChannelTimeout, match=r"no reply within 0\.100 s"):
         right.receive(0.1)
     assert time.monotonic() - began >= 0.1
-    _raw(left, struct.pack("<I", 10) + b"abc")
+    raw(struct.pack("<I", 10) + b"abc")
     left.close()
     with pytest.raises(ChannelClosed, match="7 bytes of an unfinished frame"):
         right.receive(1)
 
 
-def test_a_peer_that_stops_reading_cannot_block_a_timed_send() -> None:
-    left, right = _pair()
+def test_a_peer_that_stops_reading_cannot_block_a_timed_send(pair: MakePair) -> None:
+    left, right, _raw = pair()
     left.send(b"fits", timeout=1)
     assert right.receive(1) == b"fits"
     began = time.monotonic()
     with pytest.raises(ChannelTimeout, match="did not accept a frame"):
-        left.send(b"x" * (64 << 20), timeout=0.2)  # far more than the socket buffers hold
+        left.send(b"x" * (64 << 20), timeout=0.2)  # far more than a socket's buffers or a pipe hold
     assert 0.2 <= time.monotonic() - began < 10  # bounded (no wait for the 64 MiB), generous under load
     right.close()
     with pytest.raises(ChannelClosed):
         left.send(b"y" * (1 << 20), timeout=1)
 
 
-def test_oversized_frames_are_refused() -> None:
-    left, right = _pair(max_frame=16)
+def test_oversized_frames_are_refused(pair: MakePair) -> None:
+    left, right, _raw = pair(16)
     left.send(b"x" * 17)
     with pytest.raises(ChannelError, match="17-byte frame; the limit is 16"):
         right.receive(1)
 
 
-def test_watched_descriptors_are_drained_while_waiting() -> None:
-    _pipes_only()
-    left, right = _pair()
-    read_fd, write_fd = os.pipe()
-    os.set_blocking(read_fd, False)
-    tail = TailBuffer(1024)
-    assert isinstance(right, PipeChannel)
-    right.watch(read_fd, lambda: tail.drain(read_fd))
-
-    def chatter() -> None:
-        os.write(write_fd, b"hello ")
-        time.sleep(0.05)
-        os.write(write_fd, b"world")
-        os.close(write_fd)
-        time.sleep(0.05)
-        left.send(b"reply")
-
-    thread = threading.Thread(target=chatter)
-    thread.start()
-    assert right.receive(5) == b"reply"
-    thread.join()
-    assert tail.getvalue() == b"hello world"
-    os.close(read_fd)
-
-
-def _watched_pipe(channel: Channel, limit: int = 1024) -> tuple[int, int, TailBuffer]:
-    read_fd, write_fd = os.pipe()
-    os.set_blocking(read_fd, False)
-    tail = TailBuffer(limit)
-    _pipes_only()
-    assert isinstance(channel, PipeChannel)
-    channel.watch(read_fd, lambda: tail.drain(read_fd))
-    return read_fd, write_fd, tail
-
-
-def test_a_peer_that_floods_its_output_before_replying_is_not_wedged() -> None:
-    # Far more than a pipe holds: the writer blocks until the waiting receiver drains. The reply must arrive, and the
-    # output's tail with it.
-    left, right = _pair()
-    read_fd, write_fd, tail = _watched_pipe(right)
-    flood = b"x" * (6 << 20) + b"last-line\n"
-
-    def chatter() -> None:
-        view = memoryview(flood)
-        while view:
-            view = view[os.write(write_fd, view) :]
-        left.send(b"reply")
-
-    thread = threading.Thread(target=chatter)
-    thread.start()
-    assert right.receive(30) == b"reply"
-    thread.join(30)
-    assert not thread.is_alive()
-    assert isinstance(right, PipeChannel)
-    right.unwatch(read_fd)
-    tail.drain(read_fd)
-    assert tail.getvalue().endswith(b"last-line\n")
-    assert tail.dropped == len(flood) - tail.limit  # every byte was drained
-    os.close(write_fd)
-    os.close(read_fd)
-
-
-def test_a_peer_that_floods_its_output_and_never_replies_times_out_on_time() -> None:
-    _left, right = _pair()
-    read_fd, write_fd, tail = _watched_pipe(right)
-    stop = threading.Event()
-    written = 0
-
-    def flood() -> None:
-        nonlocal written
-        chunk = b"y" * 65536
-        while not stop.is_set():
-            written += os.write(write_fd, chunk)
-
-    thread = threading.Thread(target=flood)
-    thread.start()
-    began = time.monotonic()
-    with pytest.raises(ChannelTimeout, match=r"no reply within 0\.500 s"):
-        right.receive(0.5)
-    elapsed = time.monotonic() - began
-    stop.set()
-    assert isinstance(right, PipeChannel)
-    right.unwatch(read_fd)
-    while thread.is_alive():  # unblock its last write
-        tail.drain(read_fd)
-        thread.join(0.01)
-    assert 0.5 <= elapsed < 10  # never early; bounded (generous under load)
-    assert written > 4 << 20  # it was drained while the receiver waited, beyond what any pipe holds
-    os.close(write_fd)
-    os.close(read_fd)
-
-
-@pytest.mark.parametrize("timeout", [0.02, 0.06, 0.3])
-def test_a_wait_that_watches_a_quiet_descriptor_never_ends_early(timeout: float) -> None:
-    # Below, around and above the last stretch before a deadline, which is always polled.
-    _left, right = _pair()
-    read_fd, write_fd, _tail = _watched_pipe(right)
-    began = time.monotonic()
-    with pytest.raises(ChannelTimeout):
-        right.receive(timeout)
-    assert timeout <= time.monotonic() - began < timeout + 10
-    os.close(write_fd)
-    os.close(read_fd)
-
-
-def test_replies_slow_and_quick_arrive_whole_and_in_order() -> None:
-    left, right = _pair()
-    read_fd, write_fd, tail = _watched_pipe(right)
-
-    def reply_slowly() -> None:
-        time.sleep(0.1)  # not there at once: the wait polls
-        left.send(b"slow")
-        os.write(write_fd, b"out")
-        time.sleep(0.1)
-        left.send(b"after output")
-        for index in range(50):
-            left.send(b"quick %d" % index)
-
-    thread = threading.Thread(target=reply_slowly)
-    thread.start()
-    assert right.receive(10) == b"slow"
-    assert right.receive(10) == b"after output"
-    assert [right.receive(10) for _ in range(50)] == [b"quick %d" % index for index in range(50)]
-    thread.join()
-    assert tail.getvalue() == b"out"
-    os.close(write_fd)
-    os.close(read_fd)
-
-
-def test_frames_that_arrive_together_or_in_pieces_are_each_received_whole() -> None:
-    left, right = _pair()
-    _raw(left, struct.pack("<I", 1) + b"a" + struct.pack("<I", 2) + b"bc")  # two frames in one read
+def test_frames_that_arrive_together_or_in_pieces_are_each_received_whole(pair: MakePair) -> None:
+    _left, right, raw = pair()
+    raw(struct.pack("<I", 1) + b"a" + struct.pack("<I", 2) + b"bc")  # two frames in one read
     assert right.receive() == b"a"
     assert right.receive() == b"bc"
-    _raw(left, struct.pack("<I", 5) + b"de")  # a frame in two pieces
+    raw(struct.pack("<I", 5) + b"de")  # a frame in two pieces
 
     def rest() -> None:
         time.sleep(0.05)
-        _raw(left, b"fgh")
+        raw(b"fgh")
 
     thread = threading.Thread(target=rest)
     thread.start()
@@ -268,58 +140,23 @@ def test_frames_that_arrive_together_or_in_pieces_are_each_received_whole() -> N
     thread.join()
 
 
-def test_the_policy_side_blocks_and_sends_frames_larger_than_a_pipe_whole() -> None:
-    _pipes_only()
-    child, worker = _pipe_pair(8 << 20, left_timed=False)  # the child's side blocks, as in a Policy process
-    _OPEN.extend((child, worker))
-    big = os.urandom(3 << 20)  # far more than a pipe holds: written in many pieces while the worker reads
-
-    def serve() -> None:
-        assert child.receive() == b"start"
-        child.send(big)
-        child.send(b"after")
-
-    thread = threading.Thread(target=serve)
-    thread.start()
-    worker.send(b"start", timeout=5)
-    assert worker.receive(30) == big
-    assert worker.receive(30) == b"after"
-    thread.join(30)
-    assert not thread.is_alive()
-
-
-def test_a_policy_side_that_ends_is_seen_as_closed_by_a_waiting_worker() -> None:
-    _pipes_only()
-    child, worker = _pipe_pair(1 << 20, left_timed=False)
-    _OPEN.append(worker)
-
-    def end_soon() -> None:
-        time.sleep(0.05)  # the worker is waiting in poll by then
-        child.close()
-
-    thread = threading.Thread(target=end_soon)
-    thread.start()
-    with pytest.raises(ChannelClosed):
-        worker.receive(10)
-    thread.join()
-    with pytest.raises(ChannelClosed):
-        worker.send(b"x", timeout=1)
-
-
-def test_a_frame_larger_than_a_pipe_grows_the_pipe_it_is_written_to() -> None:
-    _pipes_only()
-    child_reads, worker_writes = os.pipe()
-    worker_reads, child_writes = os.pipe()
-    worker = PipeChannel(worker_reads, worker_writes, timed=True)
-    child = PipeChannel(child_reads, child_writes, timed=False)
-    _OPEN.extend((worker, child))
-    assert fcntl.fcntl(worker_writes, fcntl.F_GETPIPE_SZ) == 64 * 1024
-    image = os.urandom(480_000)  # a 400x400 RGB observation: written at once instead of in 8 parts
-
-    received: list[bytes] = []
-    thread = threading.Thread(target=lambda: received.append(child.receive()))
-    thread.start()
-    worker.send(image, timeout=10)
-    thread.join(10)
-    assert received == [image]
-    assert fcntl.fcntl(worker_writes, fcntl.F_GETPIPE_SZ) == 512 * 1024
+@given(st.lists(st.binary(max_size=40), max_size=8), st.lists(st.integers(1, 60), max_size=20))
+def test_frames_cut_anywhere_come_out_whole_and_in_order(payloads: list[bytes], cuts: list[int]) -> None:
+    # The framing both transports share: however the peer's bytes arrive (one frame, several, or pieces of one),
+    # every frame comes out once, whole, in order; an end of file inside a frame is a closed channel.
+    data = b"".join(frame_bytes(payload) for payload in payloads)
+    frames, received, position = FrameBuffer(64), [], 0
+    for size in [*cuts, len(data)]:
+        chunk = data[position : position + size]
+        position += len(chunk)
+        if not chunk:
+            break
+        frame = frames.add(chunk)
+        while frame is not None:
+            received.append(frame)
+            frame = frames.pop()
+    assert received == payloads
+    assert len(frames) == 0
+    frames.add(frame_bytes(b"half")[:5])
+    with pytest.raises(ChannelClosed, match=r"\(5 bytes of an unfinished frame\)"):
+        frames.add(b"")
