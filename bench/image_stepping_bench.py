@@ -11,9 +11,10 @@ observation of at least 50% of in-process stepping of the same Environment. For 
 * **evoledger, recorded**: the same, recording every step's observation as ``evaluate()`` does by default (over a
   quarter of the steps: trajectories recorded as JSON lists make this figure slow for images).
 
-Also measured: the raw round trip of one observation-sized message between two processes on one CPU, and the
-limit ``1 / (1/in-process + 1/round-trip)`` that any design with the Policy in its own process stays under (on an
-Environment as cheap as ``toy/image``, that limit is itself far below 50% of in-process).
+Also measured: the raw round trip of one observation-sized message between two processes on one CPU, over a socket
+pair and over two pipes (what evoledger's channel uses), and the limit ``1 / (1/in-process + 1/round-trip)`` that any
+design with the Policy in its own process stays under, with each (on an Environment as cheap as ``toy/image``, that
+limit is itself far below 50% of in-process).
 
 Environments: ``toy/image`` at 64x64 and 96x96 (cheap to step, so the channel's cost shows most), and, when they
 are importable, Gymnasium's ``CarRacing-v3`` (96x96x3, needs Box2D) and Crafter (64x64x3), each wrapped here in a
@@ -23,6 +24,8 @@ small Benchmark (``image_stepping_bench:car_racing`` / ``:crafter``) with a cons
 from __future__ import annotations
 
 import argparse
+import contextlib
+import fcntl
 import gc
 import importlib.util
 import os
@@ -190,33 +193,46 @@ def _in_process(ref: BenchmarkRef, steps: int) -> float:
     return count / (time.perf_counter() - began)
 
 
-def _raw_round_trips(size: int, exchanges: int) -> float:
+def _raw_round_trips(size: int, exchanges: int, *, over: str = "socket") -> float:
     """Round trips/s of a ``size``-byte message and a 16-byte reply between two processes sharing one CPU (as a
-    worker and its Policy child do): what no design with the Policy in another process can beat."""
+    worker and its Policy child do), over a socket pair or over two pipes (what evoledger's channel uses): what no
+    design with the Policy in another process can beat."""
     cpu = min(os.sched_getaffinity(0))
-    ours, theirs = socket.socketpair()
+    if over == "socket":
+        ours, theirs = (end.detach() for end in socket.socketpair())
+        our_read, our_write, peer_read, peer_write = ours, ours, theirs, theirs
+    else:
+        peer_read, our_write = os.pipe()
+        our_read, peer_write = os.pipe()
+        with contextlib.suppress(OSError):  # as evoledger grows a pipe for a frame larger than it (up to 1 MiB)
+            fcntl.fcntl(our_write, fcntl.F_SETPIPE_SZ, min(1 << 20, 1 << (size + 4).bit_length()))
     pid = os.fork()
     if pid == 0:  # the peer: read a whole message, answer; never returns
-        ours.close()
+        for fd in {our_read, our_write}:
+            os.close(fd)
         os.sched_setaffinity(0, {cpu})
         while True:
             got = 0
             while got < size:
-                data = theirs.recv(65536)
+                data = os.read(peer_read, 65536)
                 if not data:
                     os._exit(0)
                 got += len(data)
-            theirs.sendall(bytes(16))
-    theirs.close()
+            os.write(peer_write, bytes(16))
+    for fd in {peer_read, peer_write}:
+        os.close(fd)
     before = os.sched_getaffinity(0)
     os.sched_setaffinity(0, {cpu})
     message, began = bytes(size), time.perf_counter()
     for _ in range(exchanges):
-        ours.sendall(message)
-        ours.recv(64)
+        view = memoryview(message)
+        while view:
+            view = view[os.write(our_write, view) :]
+        os.read(our_read, 64)
     elapsed = time.perf_counter() - began
     os.sched_setaffinity(0, before)
-    ours.close()
+    for fd in {our_read, our_write}:
+        os.close(fd)
     os.waitpid(pid, 0)
     return exchanges / elapsed
 
@@ -273,29 +289,35 @@ def main() -> None:
         program.mkdir()
         (program / "policy.py").write_text(POLICY, encoding="utf-8")
         for label, (ref, steps) in _environments(args.steps, args.real_steps, args.toy_only).items():
-            figures: dict[str, list[float]] = {"in-process": [], "round trip": [], "not recorded": [], "recorded": []}
+            names = ("in-process", "round trip", "pipe round trip", "not recorded", "recorded")
+            figures: dict[str, list[float]] = {name: [] for name in names}
             frame = int(np.prod(resolve_benchmark(ref).observation_space.shape or (1,)))  # uint8: one byte each
             with LocalExecutor(ref, workers=1) as executor:
                 for _ in range(args.rounds):
                     figures["in-process"].append(_in_process(ref, steps))
                     figures["round trip"].append(_raw_round_trips(frame, max(200, steps)))
+                    figures["pipe round trip"].append(_raw_round_trips(frame, max(200, steps), over="pipe"))
                     figures["not recorded"].append(_through_policy_process(executor, ref, program, steps, record=False))
                     recorded = max(20, steps // 4)  # fewer steps: recording images as JSON is slow (see the docstring)
                     figures["recorded"].append(_through_policy_process(executor, ref, program, recorded, record=True))
             median = {name: statistics.median(values) for name, values in figures.items()}
             base = median["in-process"]
             limit = 1 / (1 / base + 1 / median["round trip"])
+            pipe_limit = 1 / (1 / base + 1 / median["pipe round trip"])
             print(f"{label}, {steps} steps per figure")
             print(f"   {'in-process':<46} {base:>9.1f} steps/s")
             print(f"   {'raw round trip of one frame, same CPU':<46} {median['round trip']:>9.1f} /s")
+            print(f"   {'  the same over two pipes':<46} {median['pipe round trip']:>9.1f} /s")
             text = "limit 1/(1/in-process + 1/round-trip)"
             print(f"   {text:<46} {limit:>9.1f} steps/s = {limit / base:6.1%} of in-process")
+            text = "  the same with the pipe round trip"
+            print(f"   {text:<46} {pipe_limit:>9.1f} steps/s = {pipe_limit / base:6.1%} of in-process")
             for name in ("not recorded", "recorded"):
                 value = median[name]
                 text = f"through the Policy process, {name}"
                 print(
                     f"   {text:<46} {value:>9.1f} steps/s = {value / base:6.1%} of in-process, "
-                    f"{value / limit:6.1%} of the limit"
+                    f"{value / limit:6.1%} of the limit, {value / pipe_limit:6.1%} of the pipe one"
                 )
 
 
