@@ -208,3 +208,29 @@ def test_a_frame_larger_than_a_pipe_grows_the_pipe_it_is_written_to() -> None:
     thread.join(10)
     assert received == [image]
     assert fcntl.fcntl(worker_writes, fcntl.F_GETPIPE_SZ) == 512 * 1024
+
+
+def test_a_send_waiting_for_room_drains_a_peer_that_floods_its_output_first() -> None:
+    # The Policy writes far more output than its pipe holds before it reads the next observation; that observation
+    # is larger than the channel's pipe. Unless the worker drains while it waits for room, each waits for the other.
+    child, worker = _pair(8 << 20, child_side=True)
+    read_fd, write_fd, tail = _watched_pipe(worker)
+    flood, big = b"z" * (6 << 20) + b"end\n", os.urandom(3 << 20)
+    received: list[bytes] = []
+
+    def flood_then_read() -> None:
+        view = memoryview(flood)
+        while view:
+            view = view[os.write(write_fd, view) :]
+        received.append(child.receive())
+
+    thread = threading.Thread(target=flood_then_read)
+    thread.start()
+    worker.send(big, timeout=30)
+    thread.join(30)
+    assert received == [big]
+    worker.unwatch(read_fd)
+    tail.drain(read_fd)
+    assert tail.getvalue().endswith(b"end\n")
+    os.close(write_fd)
+    os.close(read_fd)
