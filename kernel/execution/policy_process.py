@@ -116,8 +116,9 @@ class PolicyProcess:
         if ahead:
             config["ahead"] = True
         self._deadline = time.perf_counter() + limits.make_policy_timeout_seconds
-        small = first_observation is not None and len(first_observation) <= _SENT_AHEAD_BYTES
-        then = TO_CHILD_OBSERVATION + first_observation if small and first_observation is not None else None
+        then = None
+        if first_observation is not None and len(first_observation) <= _SENT_AHEAD_BYTES:
+            then = TO_CHILD_OBSERVATION + first_observation
         # One write: a child whose make_policy fails at once may end right after reading its start, and a second
         # write would then find it gone and blame it for that (not for its failure).
         self._send(TO_CHILD_START + orjson.dumps(config), limits.make_policy_timeout_seconds, "its start", "", then)

@@ -2,7 +2,7 @@
 
 A Policy runs as the same user as its worker (with ``--isolation local``), so it can signal the worker or the
 zygote: stop them (``SIGSTOP``), or kill them. And the caller can be ended by ``SIGTERM`` or Ctrl-C at any moment.
-Four guards, each used at one place:
+Four guards:
 
 * :func:`process_state` reads a process's state from ``/proc``; :func:`is_stopped` tells a stopped process (``T``,
   or ``t`` under a tracer) from one that is merely slow. The coordinator polls its busy workers with it and kills a
@@ -10,7 +10,8 @@ Four guards, each used at one place:
 * :func:`die_with_parent` (``PR_SET_PDEATHSIG``) is called right after a fork by the zygote and by each Policy
   child: when their parent (worker, zygote) dies however it dies, the kernel kills them too, even if stopped.
   Both parents are single-threaded, so "the parent thread exited" means "the parent exited".
-* :func:`kill_group` kills a worker's process group (the worker, its zygote and a sandbox's ``bwrap``).
+* :func:`kill_group` kills a process group and its leader: a worker's (the worker, its zygote and a sandbox's
+  ``bwrap``), and a Policy child's (a child that has not called ``setsid`` yet is still killed itself).
 * :func:`guard_workers` / :func:`release_workers` keep the set of live worker process groups; on the first
   executor created in the main thread a ``SIGTERM`` handler is installed that kills them all and then does what
   ``SIGTERM`` did before (by default: end the process). Ctrl-C needs no handler: ``KeyboardInterrupt`` unwinds to
@@ -157,7 +158,8 @@ def die_with_parent(expected_parent: int) -> None:
 
 
 def kill_group(pid: int) -> None:
-    """SIGKILL the process group led by ``pid``, and ``pid`` itself (a stopped process dies too)."""
+    """SIGKILL the process group led by ``pid``, and ``pid`` itself (a stopped process dies too, and so does one that
+    does not lead its group yet)."""
     for kill in (os.killpg, os.kill):
         with contextlib.suppress(ProcessLookupError, PermissionError):
             kill(pid, signal.SIGKILL)

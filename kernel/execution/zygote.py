@@ -56,7 +56,7 @@ from typing import Any, Final
 
 from evoledger.kernel.execution.isolation import start_sandbox
 from evoledger.kernel.execution.policy_runtime import PolicyTemplate, become_policy_process, warm_up_zygote
-from evoledger.kernel.execution.process_guard import broken_state, die_with_parent, prepare_to_fork
+from evoledger.kernel.execution.process_guard import broken_state, die_with_parent, kill_group, prepare_to_fork
 from evoledger.kernel.execution.sandbox_sweep import sweep_sandbox
 from evoledger.ledger.errors import InfraError
 
@@ -90,13 +90,6 @@ def _flush_stdio() -> None:
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(Exception):
             stream.flush()
-
-
-def _kill_group(pid: int) -> None:
-    """SIGKILL the process group led by ``pid`` (and ``pid`` itself, in case it has not called setsid yet)."""
-    for kill in (os.killpg, os.kill):
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            kill(pid, signal.SIGKILL)
 
 
 class SpareChild:
@@ -194,7 +187,7 @@ def _zygote_loop(sock: socket.socket, cpu: int | None, sandboxed: bool = False) 
                     released.add(pid)
     finally:
         for pid in live:
-            _kill_group(pid)
+            kill_group(pid)
 
 
 class Zygote:
@@ -400,7 +393,7 @@ class Zygote:
             if self._teardown_cpus is not None:
                 with contextlib.suppress(OSError):  # it may be gone already
                     os.sched_setaffinity(pid, self._teardown_cpus)
-            _kill_group(pid)
+            kill_group(pid)
 
     def close(self) -> None:
         """Kill spare children, close the socket (the zygote kills the rest and exits) and reap the zygote."""
