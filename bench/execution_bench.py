@@ -192,17 +192,21 @@ def _in_process_cartpole(steps: int) -> tuple[float, float]:
     return count / (time.perf_counter() - began), count / (time.process_time() - cpu)
 
 
+def _channel_ends(over: str) -> tuple[tuple[int, int], tuple[int, int]]:
+    """A two-way channel between two processes as plain descriptors: ours (read, write) and the peer's (read, write);
+    ``over`` a socket pair (one descriptor each, read and written) or two pipes (one each way, as evoledger's)."""
+    if over == "socket":
+        ours, theirs = (end.detach() for end in socket.socketpair())
+        return (ours, ours), (theirs, theirs)
+    peer_reads, we_write = os.pipe()
+    we_read, peer_writes = os.pipe()
+    return (we_read, we_write), (peer_reads, peer_writes)
+
+
 def _round_trip(exchanges: int, cpu: int | None = None, *, over: str = "socket") -> tuple[float, float]:
     """Round trips/s of a 32-byte message between two processes (``cpu``: both pinned to it), per second of wall
     time and per second of CPU time of both processes; ``over`` a socket pair or a pair of pipes (one each way)."""
-    if over == "socket":
-        ours, theirs = (end.detach() for end in socket.socketpair())  # plain descriptors, closed below
-        ends = (ours, ours, theirs, theirs)
-    else:
-        to_peer, from_ours = os.pipe()
-        to_ours, from_peer = os.pipe()
-        ends = (to_ours, from_ours, to_peer, from_peer)  # ours: read, write; the peer's: read, write
-    our_read, our_write, peer_read, peer_write = ends
+    (our_read, our_write), (peer_read, peer_write) = _channel_ends(over)
     pid = os.fork()
     if pid == 0:  # the echoing peer
         for fd in {our_read, our_write}:

@@ -36,7 +36,15 @@ from evoledger.kernel.execution.action_wire import decode_action, encode_action
 from evoledger.kernel.registry import BenchmarkRef, resolve_benchmark
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from execution_bench import CARTPOLE_POLICY, _in_process_cartpole, _program, _round_trip, _run, _tasks
+from execution_bench import (
+    CARTPOLE_POLICY,
+    _channel_ends,
+    _in_process_cartpole,
+    _program,
+    _round_trip,
+    _run,
+    _tasks,
+)
 
 _CPU = min(os.sched_getaffinity(0))
 _SPARE = os.sched_getaffinity(0) - {_CPU}
@@ -59,13 +67,6 @@ def _episodes(steps: int) -> tuple[Any, list[Any]]:
     return benchmark, benchmark.episodes("train", seed=0, count=steps // 8 + 1)
 
 
-def _pipes() -> tuple[tuple[int, int], tuple[int, int]]:
-    """Two pipes, one each way: the driver's ends (read, write) and the Policy process's (read, write)."""
-    policy_reads, driver_writes = os.pipe()
-    driver_reads, policy_writes = os.pipe()
-    return (driver_reads, driver_writes), (policy_reads, policy_writes)
-
-
 def _drive(benchmark: Any, episode: Any, ends: tuple[int, int]) -> int:
     env = benchmark.make_environment(episode)
     observation, count, done = env.reset(), 0, False
@@ -80,7 +81,7 @@ def _drive(benchmark: Any, episode: Any, ends: tuple[int, int]) -> int:
 
 def _ideal_one_process(steps: int) -> float:
     benchmark, episodes = _episodes(steps)
-    ours, theirs = _pipes()
+    ours, theirs = _channel_ends("pipe")
     pid = os.fork()
     if pid == 0:
         _close(ours)
@@ -141,7 +142,7 @@ def _ideal_fresh_per_episode(steps: int) -> float:
     theirs.close()
 
     def fork_ahead() -> tuple[int, int]:
-        mine, policy = _pipes()
+        mine, policy = _channel_ends("pipe")
         socket.send_fds(ours, [b"F"], list(policy))
         _close(policy)
         return mine
