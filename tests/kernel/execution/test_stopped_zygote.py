@@ -89,17 +89,10 @@ def test_a_zygote_stopped_while_it_is_being_closed_is_killed_not_waited_for(zygo
     _, action_space, metadata, parameters = toy_counter_template()
     zygote.send_template(_SlowToUnpickle(20.0), action_space, metadata, parameters)  # busy for 20 s from now
     assert wait_until(lambda: process_state(zygote.pid) == "S", 30.0, every=0.005)  # asleep in its unpickling
-    closing = threading.Thread(target=zygote.close, daemon=True)
+    # close() finds the zygote neither stopped nor signalled, and waits for it to exit; 0.3 s in, it never will.
+    threading.Timer(0.3, os.kill, (zygote.pid, signal.SIGSTOP)).start()
     began = time.monotonic()
-    closing.start()  # it finds the zygote neither stopped nor signalled, and waits for it to exit
-    time.sleep(0.3)
-    os.kill(zygote.pid, signal.SIGSTOP)  # now it never will
-    closing.join(15.0)
-    stuck = closing.is_alive()
-    if stuck:  # unstick the thread before failing
-        os.kill(zygote.pid, signal.SIGKILL)
-        closing.join(30.0)
-    assert not stuck, "close() waited for a stopped zygote"
+    _within(15.0, zygote, zygote.close)
     assert time.monotonic() - began < 15.0
     assert process_state(zygote.pid) is None  # killed and reaped
 
